@@ -1,0 +1,40 @@
+/**
+ * EventStore (§5.2): the durable event buffer and the waits that claim from it. Every event is
+ * stored before anyone looks for a taker, so nothing is dead-lettered on arrival.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { EffectKey } from "../domain/EffectKey.js"
+import type { BufferedEvent, DeadLetter, InboundEvent, Subscription, TargetedDelivery } from "../domain/Event.js"
+import type { RunId } from "../domain/Ids.js"
+import type { Tenant } from "../domain/Tenant.js"
+import type { Timestamp } from "../domain/Time.js"
+import type { Backend, Corrupt } from "../errors/StoreError.js"
+
+type Op<A, E = never> = Effect.Effect<A, Backend | E, Tenant>
+type Read<A, E = never> = Op<A, Corrupt | E>
+
+export class EventStore extends Context.Tag("agentplane/EventStore")<
+  EventStore,
+  {
+    /** Stores a new event, unclaimed and live with `receivedAt = at`, and returns `true`; a known dedup key (source, id) changes nothing and returns `false`. */
+    readonly buffer: (event: InboundEvent, at: Timestamp) => Op<boolean>
+    /** Registers the wait under every key in one transaction, keeping rows already present with their first `createdAt`; no keys writes nothing. */
+    readonly subscribe: (sub: Subscription, at: Timestamp) => Op<void>
+    /** Claims for `sub.run` the oldest live event of `sub.kind` on the first key with one that is unclaimed or already the run's, never another run's; none when there is none. */
+    readonly claimFor: (sub: Subscription, at: Timestamp) => Read<Option.Option<BufferedEvent>>
+    /** Claims a buffered, unclaimed, live event for the earliest-registered wait on its first matching key and deletes that wait, returning it as registered; none otherwise, so a repeat yields none. */
+    readonly matchWaiter: (event: InboundEvent, at: Timestamp) => Read<Option.Option<Subscription>>
+    /** Delivers to one named run: `Matched` with its lowest-effect-key wait holding a key of the event, `Duplicate` for an accepted dedup key not claimed by that run, or `NotWaiting` writing nothing; never deletes a wait. */
+    readonly deliverTo: (run: RunId, event: InboundEvent, at: Timestamp) => Read<TargetedDelivery>
+    /** Deletes every row of (run, effect) and nulls the payload of every event claimed by `run`, keeping identity, claim and dead-letter fields; idempotent. */
+    readonly unsubscribe: (run: RunId, effect: EffectKey) => Op<void>
+    /** Nulls the payload of the event with this dedup key, keeping the row; `false` when no such event was ever accepted. */
+    readonly erasePayload: (source: string, id: string) => Op<boolean>
+    /** Marks dead with `reason` every unclaimed live event with `receivedAt <= olderThan` (claimed events never) and returns how many. */
+    readonly sweepUnclaimed: (olderThan: Timestamp, reason: string) => Op<number>
+    /** Dead events as they arrived, newest `receivedAt` first, a missing or empty reason reading `"unclaimed"`. */
+    readonly deadLetters: (limit: number) => Read<ReadonlyArray<DeadLetter>>
+    /** Registered waits, one per (run, effect) with all its keys, oldest first by earliest `createdAt`; `limit` counts waits. */
+    readonly waiting: (limit: number) => Read<ReadonlyArray<Subscription>>
+  }
+>() {}
