@@ -1,0 +1,517 @@
+/**
+ * CaseStore over `SqlClient`: one implementation for PostgreSQL and SQLite. The statements are
+ * the same text on both; the two races that need a lock take it through `Dialect.write`.
+ */
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Either, Layer, Option, Schema } from "effect"
+import { Case, CaseCensus, CaseStatus, Correlation } from "../domain/Case.js"
+import * as CorrelationKey from "../domain/CorrelationKey.js"
+import { Deadline, DeadlineState } from "../domain/Deadline.js"
+import { CaseId, CaseVersion, generateCaseId, RunId } from "../domain/Ids.js"
+import * as Json from "../domain/Json.js"
+import { Tenant } from "../domain/Tenant.js"
+import * as Time from "../domain/Time.js"
+import { Backend, CaseConflict, ImportRefused, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
+import { CaseStore } from "../services/CaseStore.js"
+import { Count, DigestBytes, decodeRows, digestParam, Int8, JsonText } from "./internal/Columns.js"
+import * as Sql from "./internal/Sql.js"
+
+/** How often an attach may lose the position race before it reports the collision (§5.1). */
+const ATTACH_ATTEMPTS = 8
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const dialect = yield* Sql.make
+
+  // internal: statements shared by several verbs
+
+  /** The open cases holding any of `keys`, answered in the caller's key order. */
+  const lookup = (tenant: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
+    Effect.gen(function* () {
+      if (keys.length === 0) return Option.none<CaseId>()
+      const rows = yield* sql`
+        SELECT case_id, namespace, value FROM case_correlation
+         WHERE tenant = ${tenant} AND open
+           AND ${sql.or(keys.map((k) => sql`(namespace = ${k.namespace} AND value = ${k.value})`))}`.pipe(
+        Effect.flatMap(decodeRows(HolderRow, "case_correlation")),
+      )
+      for (const key of keys) {
+        const hit = rows.find((r) => r.namespace === key.namespace && r.value === key.value)
+        if (hit !== undefined) return Option.some(hit.case_id)
+      }
+      return Option.none<CaseId>()
+    })
+
+  /** Assembles cases from their rows, keeping the order of `rows`: three statements for a whole page. */
+  const assemble = (tenant: string, rows: ReadonlyArray<typeof CaseRow.Type>) =>
+    Effect.gen(function* () {
+      if (rows.length === 0) return []
+      const ids = rows.map((r) => r.case_id)
+      const keys = yield* sql`
+        SELECT case_id, namespace, value FROM case_correlation
+         WHERE tenant = ${tenant} AND ${sql.in("case_id", ids)}`.pipe(
+        Effect.flatMap(decodeRows(HolderRow, "case_correlation")),
+      )
+      const runs = yield* sql`
+        SELECT case_id, run_id FROM case_runs
+         WHERE tenant = ${tenant} AND ${sql.in("case_id", ids)}
+         ORDER BY case_id, seq`.pipe(Effect.flatMap(decodeRows(RunRow, "case_runs")))
+      return rows.map(
+        (row) =>
+          new Case({
+            id: row.case_id,
+            kind: row.kind,
+            status: row.status,
+            state: row.state,
+            version: row.version,
+            openedAt: row.opened_at,
+            // Sorted here, by code point, so the order never depends on a database collation.
+            correlation: keys
+              .filter((k) => k.case_id === row.case_id)
+              .map((k) => CorrelationKey.make(k.namespace, k.value))
+              .sort(CorrelationKey.order),
+            runs: runs.filter((r) => r.case_id === row.case_id).map((r) => r.run_id),
+          }),
+      )
+    })
+
+  const selectCases = (tenant: string, where: Fragment, order: string, limit: number) =>
+    sql`
+      SELECT case_id, kind, status, state, version, opened_at FROM cases
+       WHERE tenant = ${tenant} AND ${where}
+       ORDER BY ${sql.literal(order)} LIMIT ${limit}`.pipe(Effect.flatMap(decodeRows(CaseRow, "cases")))
+
+  const readCases = (where: (tenant: string) => Fragment, order: string, limit: number) =>
+    Effect.gen(function* () {
+      const tenant = yield* Tenant
+      const n = Sql.clampLimit(limit)
+      if (n === 0) return []
+      return yield* dialect.read(
+        Effect.flatMap(selectCases(tenant, where(tenant), order, n), (rows) => assemble(tenant, rows)),
+      )
+    }).pipe(Sql.orBackend)
+
+  const selectDeadlines = (tenant: string, where: Fragment, limit: number) =>
+    sql`
+      SELECT case_id, name, resolved_at, calendar_digest, warn_at, state FROM case_deadlines
+       WHERE tenant = ${tenant} AND ${where}
+       ORDER BY resolved_at, case_id, name LIMIT ${limit}`.pipe(
+      Effect.flatMap(decodeRows(DeadlineRow, "case_deadlines")),
+      Effect.map((rows) => rows.map(toDeadline)),
+    )
+
+  /** Runs a child insert whose parent case may be missing: the foreign key says so, and we say `NotFound`. */
+  const parentMustExist = (kase: CaseId) =>
+    Sql.catchSql(Sql.isForeignKeyViolation, () => Effect.fail(new NotFound({ what: kase })))
+
+  const close = (kase: CaseId) =>
+    Effect.gen(function* () {
+      const tenant = yield* Tenant
+      yield* dialect.write(
+        Effect.gen(function* () {
+          // pg: the row lock makes a concurrent `registerDeadline` (whose foreign-key check takes a
+          // KEY SHARE lock on this row) wait for us, or us for it, so the count below is final.
+          const found = yield* sql`
+            SELECT case_id FROM cases WHERE tenant = ${tenant} AND case_id = ${kase}
+            ${sql.literal(dialect.forUpdate)}`
+          if (found.length === 0) return yield* new NotFound({ what: kase })
+          const [count] = yield* sql`
+            SELECT COUNT(*) AS n FROM case_deadlines
+             WHERE tenant = ${tenant} AND case_id = ${kase} AND state IN ('pending', 'warned')`.pipe(
+            Effect.flatMap(decodeRows(CountRow, "case_deadlines")),
+          )
+          const outstanding = count?.n ?? 0
+          // An unmet obligation outlives nobody's attention: closing is when people stop looking.
+          if (outstanding > 0) return yield* new ObligationsOutstanding({ case: kase, outstanding })
+          yield* sql`UPDATE cases SET status = 'closed' WHERE tenant = ${tenant} AND case_id = ${kase}`
+          // Released keys let the next message with such a key open a fresh matter.
+          yield* sql`
+            UPDATE case_correlation SET open = FALSE
+             WHERE tenant = ${tenant} AND case_id = ${kase} AND open`
+        }),
+      )
+    }).pipe(Sql.orBackend)
+
+  return CaseStore.of({
+    correlate: (keys) =>
+      Effect.gen(function* () {
+        return yield* lookup(yield* Tenant, keys)
+      }).pipe(Sql.orBackend),
+
+    correlateOrOpen: (kind, offered, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // A key offered twice is one key; inserted twice it would trip the primary key and
+        // look like a lost race.
+        const keys = CorrelationKey.dedupe(offered)
+        // pg: lookup and insert in one transaction on one connection; two openers both miss, both
+        // insert, and `case_correlation_open` lets one commit. The loser's whole attempt rolls back
+        // (a case without its keys would be unreachable) and the next attempt finds the winner.
+        // sqlite: the write lock is held from the lookup on, so the insert cannot collide.
+        const attempt = dialect
+          .write(
+            Effect.gen(function* () {
+              const held = yield* lookup(tenant, keys)
+              if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
+              const id = generateCaseId()
+              yield* sql`
+              INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at)
+              VALUES (${tenant}, ${id}, ${kind}, 'open', 'null', 0, ${at})`
+              if (keys.length > 0) {
+                yield* sql`INSERT INTO case_correlation ${sql.insert(
+                  keys.map((k) => ({ tenant, case_id: id, namespace: k.namespace, value: k.value })),
+                )}`
+              }
+              return Correlation.Opened({ case: id })
+            }),
+          )
+          .pipe(
+            Effect.map(Option.some),
+            Sql.catchSql(Sql.isUniqueViolation, () => Effect.succeed(Option.none<Correlation>())),
+          )
+        for (let i = 0; i < 2; i++) {
+          const result = yield* attempt
+          if (Option.isSome(result)) return result.value
+        }
+        // Lost twice: someone is opening and closing this key as fast as we can look.
+        const held = yield* lookup(tenant, keys)
+        if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
+        return yield* new Backend({
+          detail: `could not open or attach a case for ${keys.join(", ")}: the key is being opened and closed concurrently`,
+        })
+      }).pipe(Sql.orBackend),
+
+    case: (id) =>
+      Effect.map(
+        readCases(() => sql`case_id = ${id}`, "case_id", 1),
+        (found) => Option.fromNullable(found[0]),
+      ),
+
+    cases: (after, limit) =>
+      readCases(
+        () =>
+          Option.match(after, {
+            onNone: () => sql`TRUE`,
+            onSome: (cursor) => sql`case_id > ${cursor}`,
+          }),
+        "case_id ASC",
+        limit,
+      ),
+
+    importCase: (kase, deadlines, blobs) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const refuse = (detail: string) => new ImportRefused({ case: kase.id, detail })
+        const invalid = validateImport(kase, deadlines)
+        if (Option.isSome(invalid)) return yield* refuse(invalid.value)
+        const open = kase.status !== "closed"
+        const state = yield* encodeJson(kase.state)
+        yield* dialect
+          .write(
+            Effect.gen(function* () {
+              // Refused, never upserted: a restore rebuilds a case layer, it does not merge one.
+              const inserted = yield* sql`
+              INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at)
+              VALUES (${tenant}, ${kase.id}, ${kase.kind}, ${kase.status}, ${state}, ${kase.version}, ${kase.openedAt})
+              ON CONFLICT (tenant, case_id) DO NOTHING
+              RETURNING case_id`
+              if (inserted.length === 0) return yield* refuse("a case with this id already exists")
+              if (open && kase.correlation.length > 0) {
+                const held = yield* lookup(tenant, kase.correlation)
+                if (Option.isSome(held)) {
+                  return yield* refuse(`an open key is held by open case ${held.value}`)
+                }
+              }
+              if (kase.correlation.length > 0) {
+                yield* sql`INSERT INTO case_correlation ${sql.insert(
+                  kase.correlation.map((k) => ({
+                    tenant,
+                    case_id: kase.id,
+                    namespace: k.namespace,
+                    value: k.value,
+                  })),
+                )}`
+                // Keys are open iff the case is; written as a statement, not a bound boolean,
+                // because better-sqlite3 binds no booleans.
+                if (!open) {
+                  yield* sql`UPDATE case_correlation SET open = FALSE WHERE tenant = ${tenant} AND case_id = ${kase.id}`
+                }
+              }
+              if (kase.runs.length > 0) {
+                yield* sql`INSERT INTO case_runs ${sql.insert(
+                  kase.runs.map((run, seq) => ({ tenant, case_id: kase.id, run_id: run, seq })),
+                )}`
+              }
+              if (deadlines.length > 0) {
+                yield* sql`INSERT INTO case_deadlines ${sql.insert(
+                  deadlines.map((d) => ({
+                    tenant,
+                    case_id: kase.id,
+                    name: d.name,
+                    resolved_at: d.resolvedAt,
+                    calendar_digest: digestParam(d.calendarDigest),
+                    warn_at: Option.getOrNull(d.warnAt),
+                    state: d.state,
+                  })),
+                )}`
+              }
+              if (blobs.length > 0) {
+                // The export carries digests, not link times; `openedAt + index` keeps their order.
+                yield* sql`INSERT INTO case_blobs ${sql.insert(
+                  blobs.map((digest, i) => ({
+                    tenant,
+                    case_id: kase.id,
+                    digest: digestParam(digest),
+                    written_at: kase.openedAt + i,
+                  })),
+                )}`
+              }
+            }),
+          )
+          .pipe(
+            // Another open case took one of the keys between our look and our insert.
+            Sql.catchSql(Sql.isUniqueViolation, () => Effect.fail(refuse("an open key is held by another open case"))),
+          )
+      }).pipe(Sql.orBackend),
+
+    attachRun: (kase, run) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // MAX + 1 is not atomic with the insert: two attaches of different runs can compute the
+        // same position. `case_runs_order` turns that into a unique violation, retried here; the
+        // ON CONFLICT names the primary key only, so it absorbs nothing but the repeat attach.
+        // pg: locking the case row first queues attaches to one case behind each other, so the
+        // index is a last line rather than the common path: with the index alone, 24 attaches
+        // through a pool of 4 exhausted 8 retries within 150 runs of the race property.
+        const attempt = dialect
+          .write(
+            Effect.gen(function* () {
+              const found = yield* sql`
+              SELECT case_id FROM cases WHERE tenant = ${tenant} AND case_id = ${kase}
+              ${sql.literal(dialect.forUpdate)}`
+              if (found.length === 0) return yield* new NotFound({ what: kase })
+              yield* sql`
+              INSERT INTO case_runs (tenant, case_id, run_id, seq)
+              SELECT ${tenant}, ${kase}, ${run}, COALESCE(MAX(seq) + 1, 0) FROM case_runs
+               WHERE tenant = ${tenant} AND case_id = ${kase}
+              ON CONFLICT (tenant, case_id, run_id) DO NOTHING`
+            }),
+          )
+          .pipe(
+            Effect.as(false),
+            Sql.catchSql(Sql.isUniqueViolation, () => Effect.succeed(true)),
+          )
+        for (let i = 0; i < ATTACH_ATTEMPTS; i++) {
+          const lost = yield* attempt
+          if (!lost) return
+        }
+        return yield* new Backend({
+          detail: `could not attach run ${run} to case ${kase}: its position was taken concurrently ${ATTACH_ATTEMPTS} times`,
+        })
+      }).pipe(Sql.orBackend),
+
+    detachRun: (kase, run) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // The position stays spent: MAX + 1 never hands it out again, and the gap is honest.
+        const removed = yield* sql`
+          DELETE FROM case_runs WHERE tenant = ${tenant} AND case_id = ${kase} AND run_id = ${run}
+          RETURNING run_id`
+        return removed.length > 0
+      }).pipe(Sql.orBackend),
+
+    linkBlob: (kase, digest, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Identical bytes are one artifact: the first link and its time stand.
+        yield* sql`
+          INSERT INTO case_blobs (tenant, case_id, digest, written_at)
+          VALUES (${tenant}, ${kase}, ${digestParam(digest)}, ${at})
+          ON CONFLICT (tenant, case_id, digest) DO NOTHING`.pipe(parentMustExist(kase))
+      }).pipe(Sql.orBackend),
+
+    blobsOf: (kase) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* sql`
+          SELECT digest FROM case_blobs WHERE tenant = ${tenant} AND case_id = ${kase}
+           ORDER BY written_at, digest`.pipe(Effect.flatMap(decodeRows(BlobRow, "case_blobs")))
+        return rows.map((r) => r.digest)
+      }).pipe(Sql.orBackend),
+
+    putState: (kase, expected, state) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const text = yield* encodeJson(state)
+        const next = CaseVersion.make(expected + 1)
+        // The version check is part of the write: of N writers holding one version, one matches.
+        const written = yield* sql`
+          UPDATE cases SET state = ${text}, version = ${next}
+           WHERE tenant = ${tenant} AND case_id = ${kase} AND version = ${expected}
+          RETURNING version`
+        if (written.length > 0) return next
+        // Tell "gone" from "moved on": a missing case reported as a conflict sends the caller
+        // into a re-read loop against nothing.
+        const [current] = yield* sql`
+          SELECT version FROM cases WHERE tenant = ${tenant} AND case_id = ${kase}`.pipe(
+          Effect.flatMap(decodeRows(VersionRow, "cases")),
+        )
+        if (current === undefined) return yield* new NotFound({ what: kase })
+        return yield* new CaseConflict({ case: kase, expected, current: current.version })
+      }).pipe(Sql.orBackend),
+
+    setStatus: (kase, status) =>
+      status === "closed"
+        ? close(kase)
+        : Effect.gen(function* () {
+            const tenant = yield* Tenant
+            const written = yield* sql`
+              UPDATE cases SET status = ${status} WHERE tenant = ${tenant} AND case_id = ${kase}
+              RETURNING case_id`
+            if (written.length === 0) return yield* new NotFound({ what: kase })
+          }).pipe(Sql.orBackend),
+
+    close,
+
+    registerDeadline: (d) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // First registration stands: `resolvedAt` is fixed once and never recomputed.
+        yield* sql`
+          INSERT INTO case_deadlines (tenant, case_id, name, resolved_at, calendar_digest, warn_at, state)
+          VALUES (${tenant}, ${d.case}, ${d.name}, ${d.resolvedAt}, ${digestParam(d.calendarDigest)},
+                  ${Option.getOrNull(d.warnAt)}, ${d.state})
+          ON CONFLICT (tenant, case_id, name) DO NOTHING`.pipe(parentMustExist(d.case))
+      }).pipe(Sql.orBackend),
+
+    deadlines: (kase) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        return yield* sql`
+          SELECT case_id, name, resolved_at, calendar_digest, warn_at, state FROM case_deadlines
+           WHERE tenant = ${tenant} AND case_id = ${kase}
+           ORDER BY resolved_at, name`.pipe(
+          Effect.flatMap(decodeRows(DeadlineRow, "case_deadlines")),
+          Effect.map((rows) => rows.map(toDeadline)),
+        )
+      }).pipe(Sql.orBackend),
+
+    setDeadlineState: (kase, name, state) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const written = yield* sql`
+          UPDATE case_deadlines SET state = ${state}
+           WHERE tenant = ${tenant} AND case_id = ${kase} AND name = ${name}
+          RETURNING name`
+        if (written.length === 0) return yield* new NotFound({ what: `${kase}/${name}` })
+      }).pipe(Sql.orBackend),
+
+    due: (now, limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const n = Sql.clampLimit(limit)
+        if (n === 0) return []
+        // Inclusive: an obligation due this very second is due. A passed warning qualifies
+        // before the due instant, so the sweep can warn.
+        return yield* selectDeadlines(
+          tenant,
+          sql`state IN ('pending', 'warned') AND (resolved_at <= ${now} OR warn_at <= ${now})`,
+          n,
+        )
+      }).pipe(Sql.orBackend),
+
+    breached: (limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const n = Sql.clampLimit(limit)
+        if (n === 0) return []
+        // A breach is a recorded state, not a clock comparison, and it outlives its case's closing.
+        return yield* selectDeadlines(tenant, sql`state = 'breached'`, n)
+      }).pipe(Sql.orBackend),
+
+    byStatus: (status, limit) => readCases(() => sql`status = ${status}`, "opened_at DESC, case_id DESC", limit),
+
+    census: (now) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Counted in SQL, never from a limited list: a gauge that stops at a page size lies.
+        const [row] = yield* sql`
+          SELECT
+            (SELECT COUNT(*) FROM cases WHERE tenant = ${tenant} AND status <> 'closed') AS open,
+            (SELECT MIN(opened_at) FROM cases WHERE tenant = ${tenant} AND status <> 'closed') AS oldest,
+            (SELECT COUNT(*) FROM case_deadlines
+              WHERE tenant = ${tenant} AND state IN ('pending', 'warned') AND resolved_at <= ${now}) AS due`.pipe(
+          Effect.flatMap(decodeRows(CensusRow, "census")),
+        )
+        if (row === undefined) return yield* new Backend({ detail: "census returned no row" })
+        return new CaseCensus({
+          open: row.open,
+          oldestAgeSecs: Option.map(row.oldest, (oldest) => Time.ageSecs(oldest, now)),
+          due: row.due,
+        })
+      }).pipe(Sql.orBackend),
+  })
+})
+
+/** CaseStore on whichever `SqlClient` is provided: `@effect/sql-pg` or `@effect/sql-sqlite-node`. */
+export const layer: Layer.Layer<CaseStore, never, SqlClient.SqlClient> = Layer.effect(CaseStore, make)
+
+// internal
+
+const HolderRow = Schema.Struct({ case_id: CaseId, namespace: Schema.String, value: Schema.String })
+const RunRow = Schema.Struct({ case_id: CaseId, run_id: RunId })
+const CaseRow = Schema.Struct({
+  case_id: CaseId,
+  kind: Schema.String,
+  status: CaseStatus,
+  state: JsonText,
+  version: Schema.compose(Int8, CaseVersion),
+  opened_at: Schema.compose(Int8, Time.Timestamp),
+})
+const DeadlineRow = Schema.Struct({
+  case_id: CaseId,
+  name: Schema.String,
+  resolved_at: Schema.compose(Int8, Time.Timestamp),
+  calendar_digest: DigestBytes,
+  warn_at: Schema.NullOr(Schema.compose(Int8, Time.Timestamp)),
+  state: DeadlineState,
+})
+const BlobRow = Schema.Struct({ digest: DigestBytes })
+const VersionRow = Schema.Struct({ version: Schema.compose(Int8, CaseVersion) })
+const CountRow = Schema.Struct({ n: Count })
+const CensusRow = Schema.Struct({
+  open: Count,
+  oldest: Schema.OptionFromNullOr(Schema.compose(Int8, Time.Timestamp)),
+  due: Count,
+})
+
+const toDeadline = (row: typeof DeadlineRow.Type): Deadline =>
+  new Deadline({
+    case: row.case_id,
+    name: row.name,
+    resolvedAt: row.resolved_at,
+    calendarDigest: row.calendar_digest,
+    warnAt: Option.fromNullable(row.warn_at),
+    state: row.state,
+  })
+
+/** JSON text for a state; a value with no JSON form (NaN, undefined) is a caller's bug, not data to store. */
+const encodeJson = (value: Json.Json) =>
+  Either.match(Json.stringify(value), {
+    onLeft: (detail) => Effect.dieMessage(`case state must be JSON: ${detail}`),
+    onRight: Effect.succeed,
+  })
+
+/** What an import must satisfy before anything is written; the reason when it does not. */
+const validateImport = (kase: Case, deadlines: ReadonlyArray<Deadline>): Option.Option<string> => {
+  const foreign = deadlines.find((d) => d.case !== kase.id)
+  if (foreign !== undefined) return Option.some(`deadline ${JSON.stringify(foreign.name)} belongs to ${foreign.case}`)
+  const names = deadlines.map((d) => d.name)
+  if (new Set(names).size !== names.length) return Option.some("two deadlines share a name")
+  if (new Set(kase.runs).size !== kase.runs.length) return Option.some("a run is listed twice")
+  if (CorrelationKey.dedupe(kase.correlation).length !== kase.correlation.length) {
+    return Option.some("a correlation key is listed twice")
+  }
+  return Option.none()
+}

@@ -1,0 +1,68 @@
+/**
+ * The migration sets, one per dialect with the same ids and names, applied by @effect/sql's
+ * Migrator. Applying is idempotent and safe for several processes starting at once.
+ */
+import { SqlClient } from "@effect/sql"
+import * as Migrator from "@effect/sql/Migrator"
+import { Effect, Layer } from "effect"
+import { Backend } from "../errors/StoreError.js"
+import * as Sql from "./internal/Sql.js"
+import * as PgCaseLayer from "./migrations/pg/0001_case_layer.js"
+import * as SqliteCaseLayer from "./migrations/sqlite/0001_case_layer.js"
+
+/** Migration id (`0001_case_layer`) → its statements, for PostgreSQL. */
+export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "0001_case_layer": PgCaseLayer.statements,
+}
+
+/** Migration id → its statements, for SQLite; the ids are pg's, one for one. */
+export const sqlite: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "0001_case_layer": SqliteCaseLayer.statements,
+}
+
+const TABLE = "agentplane_migrations"
+
+const loader = (set: Readonly<Record<string, ReadonlyArray<string>>>) =>
+  Migrator.fromRecord(
+    Object.fromEntries(
+      Object.entries(set).map(([id, statements]) => [
+        id,
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true }),
+        ),
+      ]),
+    ),
+  )
+
+/** Applies every pending migration of the client's dialect. */
+export const run: Effect.Effect<void, Backend, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const dialect = yield* Sql.make
+  const migrate = Migrator.make({})
+  yield* sql.onDialectOrElse({
+    // Several instances may start together: a transaction-scoped advisory lock lets one migrate
+    // while the others wait, then find nothing left to do. The bookkeeping table is created
+    // here because the Migrator probes for it with a failing statement, which would abort the
+    // surrounding transaction.
+    pg: () =>
+      dialect.write(
+        Effect.gen(function* () {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtext('agentplane.migrations'))`
+          yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
+            migration_id integer PRIMARY KEY,
+            created_at timestamp with time zone NOT NULL DEFAULT now(),
+            name text NOT NULL)`
+          yield* migrate({ loader: loader(pg), table: TABLE })
+        }),
+      ),
+    // A second process on the file waits for the write lock rather than migrating alongside.
+    orElse: () => dialect.write(migrate({ loader: loader(sqlite), table: TABLE })),
+  })
+}).pipe(
+  Effect.catchAllDefect((defect) => Effect.fail(new Backend({ detail: `migration failed: ${String(defect)}` }))),
+  Effect.catchTag("MigrationError", (e) => Effect.fail(new Backend({ detail: `migration failed: ${e.message}` }))),
+  Sql.orBackend,
+)
+
+/** Runs the migrations when the layer is built. */
+export const layer: Layer.Layer<never, Backend, SqlClient.SqlClient> = Layer.effectDiscard(run)

@@ -1,0 +1,126 @@
+/**
+ * The few primitives on which PostgreSQL and SQLite differ, each with the reason it differs.
+ * Everything else in the SQL layers is one statement text for both dialects.
+ */
+import { SqlClient } from "@effect/sql"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option, Scope } from "effect"
+import { Backend } from "../../errors/StoreError.js"
+
+export interface Dialect {
+  readonly name: "pg" | "sqlite"
+  /**
+   * A read-then-write transaction. pg: a plain transaction on one reserved connection, since the
+   * statements themselves take the row locks they need. sqlite: `BEGIN IMMEDIATE`, so a second
+   * process on the file waits at the start instead of failing to upgrade its lock mid-verb.
+   */
+  readonly write: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+  /**
+   * A consistent multi-statement read on one connection. pg: repeatable read, so a case is not
+   * assembled from two moments; sqlite: a deferred transaction already reads one snapshot.
+   */
+  readonly read: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+  /** Row-lock suffix for a read inside `write`. pg: `FOR UPDATE`; sqlite: empty, the write lock is already held. */
+  readonly forUpdate: string
+}
+
+export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return sql.onDialectOrElse({
+    pg: (): Dialect => ({
+      name: "pg",
+      write: (effect) => commitLossFails(sql.withTransaction(effect)),
+      read: (effect) =>
+        commitLossFails(
+          sql.withTransaction(Effect.zipRight(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`, effect)),
+        ),
+      forUpdate: "FOR UPDATE",
+    }),
+    sqlite: (): Dialect => {
+      const immediate = SqlClient.makeWithTransaction({
+        transactionTag: SqlClient.TransactionConnection,
+        spanAttributes: [],
+        acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
+          Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const),
+        ),
+        begin: (conn) => unprepared(conn, "BEGIN IMMEDIATE"),
+        savepoint: (conn, id) => unprepared(conn, `SAVEPOINT effect_sql_${id}`),
+        commit: (conn) => unprepared(conn, "COMMIT"),
+        rollback: (conn) => unprepared(conn, "ROLLBACK"),
+        rollbackSavepoint: (conn, id) => unprepared(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
+      })
+      return {
+        name: "sqlite",
+        write: (effect) => commitLossFails(immediate(effect)),
+        read: (effect) => commitLossFails(sql.withTransaction(effect)),
+        forUpdate: "",
+      }
+    },
+    orElse: () => {
+      throw new Error("agentplane runs on PostgreSQL or SQLite only")
+    },
+  })
+})
+
+const unprepared = (conn: Connection, statement: string) =>
+  Effect.asVoid(conn.executeUnprepared(statement, [], undefined))
+
+// @effect/sql turns a failed COMMIT into a defect. A commit whose outcome is unknown (the
+// connection dropped) is a backend failure the caller must hear about and may retry, not a crash.
+const commitLossFails = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.catchSomeDefect(effect, (defect) =>
+    defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none(),
+  )
+
+export const isSqlError = (u: unknown): u is SqlError => u instanceof SqlError
+
+/** The driver's code for a failed statement: pg's SQLSTATE or better-sqlite3's `SQLITE_…` code. */
+const codeOf = (error: SqlError): string | undefined => {
+  const cause = error.cause
+  if (typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string") {
+    return cause.code
+  }
+  return undefined
+}
+
+/** A unique or primary-key constraint refused the write. */
+export const isUniqueViolation = (error: SqlError): boolean => {
+  const code = codeOf(error)
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY"
+}
+
+/** A foreign key refused the write: the parent row is missing. */
+export const isForeignKeyViolation = (error: SqlError): boolean => {
+  const code = codeOf(error)
+  return code === "23503" || code === "SQLITE_CONSTRAINT_FOREIGNKEY"
+}
+
+/** Wraps the driver's error so that `SqlError` never leaves `src/layers`. */
+export const backend = (error: SqlError): Backend => {
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
+  return new Backend({ detail: `${error.message}${cause}` })
+}
+
+/** Turns every remaining `SqlError` of a verb into `Backend`. */
+export const orBackend = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+): Effect.Effect<A, Exclude<E, SqlError> | Backend, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is E & SqlError => isSqlError(e),
+    (e) => Effect.fail(backend(e)),
+  ) as Effect.Effect<A, Exclude<E, SqlError> | Backend, R>
+
+/** Recovers from the driver errors `test` recognises (a constraint that settled a race, say). */
+export const catchSql =
+  <A2, E2>(test: (error: SqlError) => boolean, recover: (error: SqlError) => Effect.Effect<A2, E2>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A | A2, E | E2, R> =>
+    Effect.catchIf(
+      effect,
+      (e): e is E & SqlError => isSqlError(e) && test(e),
+      (e: E & SqlError) => recover(e),
+    )
+
+/** A caller's limit as SQL sees it: whole and non-negative (a limit of 0 returns nothing). */
+export const clampLimit = (limit: number): number => (Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0)
