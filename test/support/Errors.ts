@@ -1,4 +1,4 @@
-import { assert } from "@effect/vitest"
+import { assert } from "./Assert.js"
 
 /**
  * The tag and fields of an error. Errors raised inside a transaction carry its tracing span,

@@ -3,11 +3,12 @@
  * damage they plant cannot be made through the store.
  */
 import { SqlClient } from "@effect/sql"
-import { assert, describe } from "@effect/vitest"
+import { describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { generateCaseId, generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant, type TenantId } from "../../../src/domain/Tenant.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
+import { assert } from "../../support/Assert.js"
 import { freshTenant, type Tester } from "../../support/Backend.js"
 import { deadline, key, open } from "./Fixtures.js"
 

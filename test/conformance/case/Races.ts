@@ -4,11 +4,12 @@
  * correctness with the same assertions.
  */
 import { randomUUID } from "node:crypto"
-import { assert, describe } from "@effect/vitest"
+import { describe } from "@effect/vitest"
 import { Effect, FastCheck, Option } from "effect"
 import { CaseVersion, generateRunId } from "../../../src/domain/Ids.js"
 import { CaseConflict } from "../../../src/errors/StoreError.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
+import { assert } from "../../support/Assert.js"
 import { asFreshTenant, type Backend, type Tester } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
 import { at, key, open, read } from "./Fixtures.js"

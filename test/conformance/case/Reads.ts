@@ -1,8 +1,9 @@
-import { assert, describe } from "@effect/vitest"
+import { describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { Case } from "../../../src/domain/Case.js"
 import { type CaseId, CaseVersion, generateCaseId, generateRunId } from "../../../src/domain/Ids.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
+import { assert } from "../../support/Assert.js"
 import { asFreshTenant, type Tester } from "../../support/Backend.js"
 import { at, deadline, digest, key, open, read } from "./Fixtures.js"
 

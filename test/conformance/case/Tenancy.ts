@@ -1,13 +1,14 @@
 /**
  * G1: one tenant per call. Business keys are per tenant, and no verb reaches a neighbour's row.
  */
-import { assert, describe } from "@effect/vitest"
+import { describe } from "@effect/vitest"
 import { Effect, Either, FastCheck, Option } from "effect"
 import type { CaseId } from "../../../src/domain/Ids.js"
 import { CaseVersion, generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant } from "../../../src/domain/Tenant.js"
 import { NotFound } from "../../../src/errors/StoreError.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
+import { assert } from "../../support/Assert.js"
 import { freshTenant, type Tester } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
 import { at, deadline, digest, key, open } from "./Fixtures.js"

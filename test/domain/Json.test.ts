@@ -1,0 +1,102 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Either, FastCheck } from "effect"
+import * as Json from "../../src/domain/Json.js"
+
+describe("Json.parse", () => {
+  for (const text of ["", "{", "{'a':1}", "[1,]", "undefined", "NaN", "{a:1}", "01", "tru"]) {
+    it(`refuses unparsable text ${JSON.stringify(text)} with a Left`, () => {
+      const result = Json.parse(text)
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) expect(result.left.length).toBeGreaterThan(0)
+    })
+  }
+
+  it("parses scalars, arrays and objects", () => {
+    expect(Json.parse("null")).toEqual(Either.right(null))
+    expect(Json.parse("true")).toEqual(Either.right(true))
+    expect(Json.parse("-1.5e3")).toEqual(Either.right(-1500))
+    expect(Json.parse('"é"')).toEqual(Either.right("é"))
+    expect(Json.parse(' {"a": [1, {"b": null}], "c": "x"} ')).toEqual(Either.right({ a: [1, { b: null }], c: "x" }))
+  })
+
+  it('keeps every member of an object, including one named "__proto__"', () => {
+    const result = Json.parse('{"__proto__":{"x":1},"a":2}')
+    expect(Either.isRight(result)).toBe(true)
+    if (Either.isRight(result)) {
+      const value = result.right as Record<string, unknown>
+      expect(Object.keys(value).sort()).toEqual(["__proto__", "a"])
+      expect(Object.getOwnPropertyDescriptor(value, "__proto__")?.value).toEqual({ x: 1 })
+    }
+  })
+})
+
+describe("Json.stringify", () => {
+  it("refuses NaN, ±Infinity and undefined with a Left", () => {
+    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, undefined]) {
+      expect(Either.isLeft(Json.stringify(value)), String(value)).toBe(true)
+    }
+  })
+
+  it("refuses non-JSON values nested anywhere", () => {
+    for (const value of [{ a: Number.NaN }, [1, undefined], { a: { b: () => 1 } }, [Symbol("s")], { n: 10n }]) {
+      expect(Either.isLeft(Json.stringify(value))).toBe(true)
+    }
+  })
+
+  it("refuses functions, symbols and bigints", () => {
+    for (const value of [() => 1, Symbol("s"), 10n]) expect(Either.isLeft(Json.stringify(value))).toBe(true)
+  })
+
+  it("refuses objects that are not plain JSON objects rather than writing {}", () => {
+    expect(Json.stringify(new Date(0))).not.toEqual(Either.right("{}"))
+    expect(Json.stringify(new Map([["a", 1]]))).not.toEqual(Either.right("{}"))
+  })
+
+  it("writes JSON text", () => {
+    expect(Json.stringify({ a: [1, "x", null, true] })).toEqual(Either.right('{"a":[1,"x",null,true]}'))
+    expect(Json.stringify("é")).toEqual(Either.right('"é"'))
+  })
+
+  it('keeps a member named "__proto__"', () => {
+    const value = JSON.parse('{"__proto__":1,"a":2}') as unknown
+    const result = Json.stringify(value)
+    expect(Either.isRight(result)).toBe(true)
+    if (Either.isRight(result)) expect(JSON.parse(result.right)).toEqual(value)
+    if (Either.isRight(result)) expect(Object.keys(JSON.parse(result.right) as object)).toContain("__proto__")
+  })
+})
+
+describe("Json round trip", () => {
+  it("parse ∘ stringify gives back any JSON value (property)", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.jsonValue(), (value) => {
+        const text = Json.stringify(value)
+        expect(Either.isRight(text)).toBe(true)
+        if (Either.isRight(text)) expect(Json.parse(text.right)).toEqual(Either.right(value))
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it("stringify ∘ parse preserves the meaning of JSON text (property)", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.json(), (text) => {
+        const value = Json.parse(text)
+        expect(Either.isRight(value)).toBe(true)
+        if (Either.isRight(value)) {
+          const back = Json.stringify(value.right)
+          expect(Either.isRight(back) && JSON.parse(back.right)).toEqual(JSON.parse(text))
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it("round-trips deeply nested values", () => {
+    let value: Json.Json = "leaf"
+    for (let i = 0; i < 200; i++) value = i % 2 === 0 ? [value] : { [`k${i}`]: value }
+    const text = Json.stringify(value)
+    expect(Either.isRight(text)).toBe(true)
+    if (Either.isRight(text)) expect(Json.parse(text.right)).toEqual(Either.right(value))
+  })
+})
