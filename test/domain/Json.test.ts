@@ -66,13 +66,23 @@ describe("Json.stringify", () => {
   })
 })
 
+/** JSON has one zero: -0 is written "0" and reads back as 0, so compare with -0 replaced by 0. */
+const withoutNegativeZero = (value: unknown): unknown =>
+  Object.is(value, -0)
+    ? 0
+    : Array.isArray(value)
+      ? value.map(withoutNegativeZero)
+      : typeof value === "object" && value !== null
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutNegativeZero(v)]))
+        : value
+
 describe("Json round trip", () => {
   it("parse ∘ stringify gives back any JSON value (property)", () => {
     FastCheck.assert(
       FastCheck.property(FastCheck.jsonValue(), (value) => {
         const text = Json.stringify(value)
         expect(Either.isRight(text)).toBe(true)
-        if (Either.isRight(text)) expect(Json.parse(text.right)).toEqual(Either.right(value))
+        if (Either.isRight(text)) expect(Json.parse(text.right)).toEqual(Either.right(withoutNegativeZero(value)))
       }),
       { numRuns: 300 },
     )
