@@ -82,14 +82,12 @@ export const make = Effect.gen(function* () {
        WHERE tenant = ${tenant} AND ${where}
        ORDER BY ${sql.literal(order)} LIMIT ${limit}`.pipe(Effect.flatMap(decodeRows(CaseRow, "cases")))
 
-  const readCases = (where: (tenant: string) => Fragment, order: string, limit: number) =>
+  const readCases = (where: Fragment, order: string, limit: number) =>
     Effect.gen(function* () {
       const tenant = yield* Tenant
       const n = Sql.clampLimit(limit)
       if (n === 0) return []
-      return yield* dialect.read(
-        Effect.flatMap(selectCases(tenant, where(tenant), order, n), (rows) => assemble(tenant, rows)),
-      )
+      return yield* dialect.read(Effect.flatMap(selectCases(tenant, where, order, n), (rows) => assemble(tenant, rows)))
     }).pipe(Sql.orBackend)
 
   const selectDeadlines = (tenant: string, where: Fragment, limit: number) =>
@@ -182,19 +180,14 @@ export const make = Effect.gen(function* () {
         })
       }).pipe(Sql.orBackend),
 
-    case: (id) =>
-      Effect.map(
-        readCases(() => sql`case_id = ${id}`, "case_id", 1),
-        (found) => Option.fromNullable(found[0]),
-      ),
+    case: (id) => Effect.map(readCases(sql`case_id = ${id}`, "case_id", 1), (found) => Option.fromNullable(found[0])),
 
     cases: (after, limit) =>
       readCases(
-        () =>
-          Option.match(after, {
-            onNone: () => sql`TRUE`,
-            onSome: (cursor) => sql`case_id > ${cursor}`,
-          }),
+        Option.match(after, {
+          onNone: () => sql`TRUE`,
+          onSome: (cursor) => sql`case_id > ${cursor}`,
+        }),
         "case_id ASC",
         limit,
       ),
@@ -430,7 +423,7 @@ export const make = Effect.gen(function* () {
         return yield* selectDeadlines(tenant, sql`state = 'breached'`, n)
       }).pipe(Sql.orBackend),
 
-    byStatus: (status, limit) => readCases(() => sql`status = ${status}`, "opened_at DESC, case_id DESC", limit),
+    byStatus: (status, limit) => readCases(sql`status = ${status}`, "opened_at DESC, case_id DESC", limit),
 
     census: (now) =>
       Effect.gen(function* () {

@@ -31,9 +31,16 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
     pg: (): Dialect => ({
       name: "pg",
       write: (effect) => commitLossFails(sql.withTransaction(effect)),
+      // Inside a caller's transaction the read joins it: the isolation level can only be set first.
       read: (effect) =>
-        commitLossFails(
-          sql.withTransaction(Effect.zipRight(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`, effect)),
+        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+          Option.isSome(outer)
+            ? effect
+            : commitLossFails(
+                sql.withTransaction(
+                  Effect.zipRight(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`, effect),
+                ),
+              ),
         ),
       forUpdate: "FOR UPDATE",
     }),

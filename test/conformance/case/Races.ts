@@ -15,7 +15,13 @@ import { assertError } from "../../support/Errors.js"
 import { at, key, open, read } from "./Fixtures.js"
 
 const shape = { fibers: FastCheck.integer({ min: 2, max: 24 }), pool: FastCheck.integer({ min: 2, max: 4 }) }
-const runs = { fastCheck: { numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8) } }
+const runs = {
+  fastCheck: {
+    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
+    interruptAfterTimeLimit: 40_000,
+    markInterruptAsFailure: true,
+  },
+}
 
 const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
   Effect.all(

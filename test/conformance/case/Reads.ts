@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { Case } from "../../../src/domain/Case.js"
@@ -16,6 +17,19 @@ export const reads = (test: Tester) => {
           const a = yield* open([key("z", "1"), key("a", "b"), key("a", "a,b"), key("é", "x"), key("e", "x")])
           yield* store.close(a)
           assert.deepStrictEqual((yield* read(a)).correlation.map(String), ["a=a,b", "a=b", "e=x", "z=1", "é=x"])
+        }),
+      ))
+
+    test("a read inside the caller's own transaction joins it", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const a = yield* open([key("doc", "1")])
+          const seen = yield* sql.withTransaction(Effect.flatMap(CaseStore, (store) => store.case(a)))
+          assert.deepStrictEqual(
+            Option.map(seen, (c) => c.id),
+            Option.some(a),
+          )
         }),
       ))
 
@@ -38,7 +52,8 @@ export const reads = (test: Tester) => {
           yield* store.putState(ids[2] ?? generateCaseId(), CaseVersion.make(0), { nested: { list: [1, 2] } })
           const pages: Array<ReadonlyArray<Case>> = []
           let after = Option.none<(typeof ids)[number]>()
-          for (;;) {
+          // Bounded, so a pager that never ends fails here instead of spinning.
+          for (let i = 0; i < 10; i++) {
             const page = yield* store.cases(after, 2)
             if (page.length === 0) break
             pages.push(page)

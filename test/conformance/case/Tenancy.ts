@@ -135,7 +135,14 @@ export const tenancy = (test: Tester) => {
             yield* step.pipe(Effect.provideService(Tenant, tenants[t] ?? tenants[0]))
           }
         }),
-      { fastCheck: { numRuns: Number(process.env.AGENTPLANE_PROP_RUNS ?? 15) } },
+      {
+        fastCheck: {
+          numRuns: Number(process.env.AGENTPLANE_PROP_RUNS ?? 15),
+          // Shrinking replays sequences against the database; past this it reports what it has.
+          interruptAfterTimeLimit: 40_000,
+          markInterruptAsFailure: true,
+        },
+      },
     )
   })
 }
