@@ -1,7 +1,8 @@
-import { assert, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import * as Ids from "../../src/domain/Ids.js"
 import type { InvalidId } from "../../src/errors/IdError.js"
+import { assert } from "../support/Assert.js"
 
 // Crockford base32, as the ULID specification writes it.
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

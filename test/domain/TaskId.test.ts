@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto"
-import { assert, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as EffectKey from "../../src/domain/EffectKey.js"
 import { generateRunId, parseRunId, type RunId, StepId } from "../../src/domain/Ids.js"
 import * as TaskId from "../../src/domain/TaskId.js"
+import { assert } from "../support/Assert.js"
 
 const run = (ulid: string): RunId => Either.getOrThrow(parseRunId(ulid))
 

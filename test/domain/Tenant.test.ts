@@ -1,7 +1,8 @@
-import { assert, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Tenant from "../../src/domain/Tenant.js"
 import type { TenantError } from "../../src/errors/TenantError.js"
+import { assert } from "../support/Assert.js"
 
 const refused = (input: string): TenantError => {
   const result = Tenant.parse(input)

@@ -15,4 +15,5 @@ export const assert = {
   include: <A>(haystack: ReadonlyArray<A>, needle: A, message?: string): void =>
     node.ok(haystack.includes(needle), message ?? `expected ${String(needle)} in [${haystack.join(", ")}]`),
   match: (actual: string, pattern: RegExp, message?: string): void => node.match(actual, pattern, message),
+  fail: (message: string): never => node.fail(message),
 }
