@@ -10,7 +10,7 @@ import { CaseVersion, generateRunId } from "../../../src/domain/Ids.js"
 import { CaseConflict } from "../../../src/errors/StoreError.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
 import { assert } from "../../support/Assert.js"
-import { asFreshTenant, type Backend, type Tester } from "../../support/Backend.js"
+import { type Backend, onPool, type Tester } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
 import { at, key, open, read } from "./Fixtures.js"
 
@@ -23,7 +23,7 @@ const runs = {
   },
 }
 
-const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
+const fire = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
   Effect.all(
     Array.from({ length: n }, (_, i) => f(i)),
     { concurrency: "unbounded" },
@@ -38,13 +38,13 @@ export const races = (test: Tester, backend: Backend) => {
         Effect.gen(function* () {
           const store = yield* CaseStore
           const k = key("race", randomUUID())
-          const results = yield* all(fibers, () => store.correlateOrOpen("claim", [k], at(1)))
+          const results = yield* fire(fibers, () => store.correlateOrOpen("claim", [k], at(1)))
           const opened = results.filter((r) => r._tag === "Opened")
           assert.strictEqual(opened.length, 1)
           const winner = opened[0]?.case
           for (const r of results) assert.strictEqual(r.case, winner)
           assert.deepStrictEqual(yield* store.correlate([k]), Option.fromNullable(winner))
-        }).pipe(asFreshTenant, Effect.provide(backend.pooled(pool))),
+        }).pipe(onPool(backend, pool)),
       runs,
     )
 
@@ -55,7 +55,7 @@ export const races = (test: Tester, backend: Backend) => {
         Effect.gen(function* () {
           const store = yield* CaseStore
           const a = yield* open([key("race", randomUUID())])
-          const results = yield* all(fibers, (i) =>
+          const results = yield* fire(fibers, (i) =>
             Effect.either(store.putState(a, CaseVersion.make(0), { writer: i })),
           )
           const winners = results.flatMap((r, i) => (r._tag === "Right" ? [i] : []))
@@ -67,7 +67,7 @@ export const races = (test: Tester, backend: Backend) => {
           const kase = yield* read(a)
           assert.deepStrictEqual(kase.state, { writer: winners[0] ?? -1 })
           assert.strictEqual(kase.version, 1)
-        }).pipe(asFreshTenant, Effect.provide(backend.pooled(pool))),
+        }).pipe(onPool(backend, pool)),
       runs,
     )
 
@@ -79,11 +79,11 @@ export const races = (test: Tester, backend: Backend) => {
           const store = yield* CaseStore
           const a = yield* open([key("race", randomUUID())])
           const ids = Array.from({ length: fibers }, () => generateRunId())
-          yield* all(fibers, (i) => store.attachRun(a, ids[i] ?? generateRunId()))
+          yield* fire(fibers, (i) => store.attachRun(a, ids[i] ?? generateRunId()))
           const attached = (yield* read(a)).runs
           assert.strictEqual(attached.length, fibers)
           assert.deepStrictEqual([...attached].sort(), [...ids].sort())
-        }).pipe(asFreshTenant, Effect.provide(backend.pooled(pool))),
+        }).pipe(onPool(backend, pool)),
       runs,
     )
   })
