@@ -173,17 +173,20 @@ export const statements: ReadonlyArray<string> = [
   `CREATE INDEX IF NOT EXISTS subscriptions_by_age
     ON subscriptions (tenant, created_at)`,
 
-  // Clock waits. A re-arm hits the primary key and changes nothing.
+  // Clock waits. A re-arm hits the primary key and changes nothing. `claimable_at` is the
+  // first instant a sweeper may take the timer: `fire_at` when armed, `claimed_at + 60` once
+  // claimed (a claim needs `fire_at <= now`, so the lease end is never before `fire_at`).
   // Aggressive autovacuum: claimed and deleted rows pile up at the head of this table's indexes.
   `CREATE TABLE IF NOT EXISTS timers (
-    tenant     TEXT   NOT NULL,
-    run_id     TEXT   NOT NULL,
-    effect_key TEXT   NOT NULL,
-    case_id    TEXT,
-    step       BIGINT NOT NULL,
-    phase      TEXT   NOT NULL,
-    fire_at    BIGINT NOT NULL,
-    claimed_at BIGINT,
+    tenant       TEXT   NOT NULL,
+    run_id       TEXT   NOT NULL,
+    effect_key   TEXT   NOT NULL,
+    case_id      TEXT,
+    step         BIGINT NOT NULL,
+    phase        TEXT   NOT NULL,
+    fire_at      BIGINT NOT NULL,
+    claimed_at   BIGINT,
+    claimable_at BIGINT NOT NULL,
     PRIMARY KEY (tenant, run_id, effect_key)
   ) WITH (
     autovacuum_vacuum_scale_factor = 0.01,
@@ -191,9 +194,15 @@ export const statements: ReadonlyArray<string> = [
     autovacuum_vacuum_cost_delay = 0
   )`,
 
-  // Serves `claimDue` and `pending`: timers by fire instant.
+  // Serves `claimDue`: keyed on when a timer can next be taken, so a claim moves its row past
+  // `now` and the range `claimable_at <= now` holds only takeable rows; a plain (tenant, fire_at)
+  // index kept every held claim at the queue head, re-scanned by each sweep until disarmed.
   `CREATE INDEX IF NOT EXISTS timers_due
-    ON timers (tenant, fire_at)`,
+    ON timers (tenant, claimable_at)`,
+
+  // Serves `pending`: every armed timer in its total order (fire instant, run, effect).
+  `CREATE INDEX IF NOT EXISTS timers_pending
+    ON timers (tenant, fire_at, run_id, effect_key)`,
 
   // Human tasks. Roles and actors are TEXT[] rather than a joined string: the
   // names are four-eyes operands and may contain any character, commas included.

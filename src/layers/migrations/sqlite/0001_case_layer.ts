@@ -171,22 +171,31 @@ export const statements: ReadonlyArray<string> = [
   `CREATE INDEX IF NOT EXISTS subscriptions_by_age
     ON subscriptions (tenant, created_at)`,
 
-  // Clock waits. A re-arm hits the primary key and changes nothing.
+  // Clock waits. A re-arm hits the primary key and changes nothing. `claimable_at` is the
+  // first instant a sweeper may take the timer: `fire_at` when armed, `claimed_at + 60` once
+  // claimed (a claim needs `fire_at <= now`, so the lease end is never before `fire_at`).
   `CREATE TABLE IF NOT EXISTS timers (
-    tenant     TEXT    NOT NULL,
-    run_id     TEXT    NOT NULL,
-    effect_key TEXT    NOT NULL,
-    case_id    TEXT,
-    step       INTEGER NOT NULL,
-    phase      TEXT    NOT NULL,
-    fire_at    INTEGER NOT NULL,
-    claimed_at INTEGER,
+    tenant       TEXT    NOT NULL,
+    run_id       TEXT    NOT NULL,
+    effect_key   TEXT    NOT NULL,
+    case_id      TEXT,
+    step         INTEGER NOT NULL,
+    phase        TEXT    NOT NULL,
+    fire_at      INTEGER NOT NULL,
+    claimed_at   INTEGER,
+    claimable_at INTEGER NOT NULL,
     PRIMARY KEY (tenant, run_id, effect_key)
   )`,
 
-  // Serves `claimDue` and `pending`: timers by fire instant.
+  // Serves `claimDue`: keyed on when a timer can next be taken, so a claim moves its row past
+  // `now` and the range `claimable_at <= now` holds only takeable rows; a plain (tenant, fire_at)
+  // index kept every held claim at the queue head, re-scanned by each sweep until disarmed.
   `CREATE INDEX IF NOT EXISTS timers_due
-    ON timers (tenant, fire_at)`,
+    ON timers (tenant, claimable_at)`,
+
+  // Serves `pending`: every armed timer in its total order (fire instant, run, effect).
+  `CREATE INDEX IF NOT EXISTS timers_pending
+    ON timers (tenant, fire_at, run_id, effect_key)`,
 
   // Human tasks. Roles and actors are JSON arrays rather than a joined string:
   // the names are four-eyes operands and may contain any character, commas included.

@@ -1,0 +1,129 @@
+/**
+ * TimerStore over `SqlClient`: one implementation for PostgreSQL and SQLite. Only the claim
+ * differs, because only the claim is raced: pg skips rows another sweeper has locked, SQLite has
+ * one writer.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option, Schema } from "effect"
+import { EffectKey } from "../domain/EffectKey.js"
+import { CaseId, RunId, StepId } from "../domain/Ids.js"
+import { Phase } from "../domain/Phase.js"
+import { Tenant } from "../domain/Tenant.js"
+import * as Time from "../domain/Time.js"
+import { CLAIM_LEASE_SECS, Timer } from "../domain/Timer.js"
+import { TimerStore } from "../services/TimerStore.js"
+import { Count, decodeRows, Int8 } from "./internal/Columns.js"
+import * as Sql from "./internal/Sql.js"
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const dialect = yield* Sql.make
+
+  return TimerStore.of({
+    arm: (timer) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // First registration stands: a re-arm hits the primary key and `fireAt` never moves.
+        // An unclaimed timer is takeable from its fire instant on.
+        yield* sql`
+          INSERT INTO timers (tenant, run_id, effect_key, case_id, step, phase, fire_at, claimed_at, claimable_at)
+          VALUES (${tenant}, ${timer.run}, ${timer.effect}, ${Option.getOrNull(timer.case)}, ${timer.step},
+                  ${timer.phase}, ${timer.fireAt}, NULL, ${timer.fireAt})
+          ON CONFLICT (tenant, run_id, effect_key) DO NOTHING`
+      }).pipe(Sql.orBackend),
+
+    claimDue: (now, limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const n = Sql.clampLimit(limit)
+        if (n === 0) return []
+        // `claimable_at <= now` is exactly "fireAt <= now and unheld or held since now - 60 or
+        // earlier" (inclusive both ways): the lease end is written as the claim's new
+        // `claimable_at`. Computed in SQL as BIGINT, so an instant past 2^31 never meets int4.
+        const lapse = sql`CAST(${now} AS BIGINT) + ${CLAIM_LEASE_SECS}`
+        const pick = sql`
+          SELECT tenant, run_id, effect_key FROM timers
+           WHERE tenant = ${tenant} AND claimable_at <= ${now}
+           ORDER BY fire_at, run_id, effect_key
+           LIMIT ${n}`
+        const claim = sql.onDialectOrElse({
+          // pg: SKIP LOCKED, so a second sweeper takes the next rows instead of waiting for ours;
+          // a row claimed while we looked is re-checked on locking and skipped.
+          pg: () => sql`
+              UPDATE timers SET claimed_at = ${now}, claimable_at = ${lapse}
+               WHERE tenant = ${tenant} AND (tenant, run_id, effect_key) IN (${pick} FOR UPDATE SKIP LOCKED)
+              RETURNING run_id, effect_key, case_id, step, phase, fire_at`,
+          // sqlite: one writer runs the whole statement at once; nobody can interleave.
+          orElse: () => sql`
+              UPDATE timers SET claimed_at = ${now}, claimable_at = ${lapse}
+               WHERE tenant = ${tenant} AND (tenant, run_id, effect_key) IN (${pick})
+              RETURNING run_id, effect_key, case_id, step, phase, fire_at`,
+        })
+        // In a transaction so that a row that fails to decode rolls the whole claim back: the
+        // sound timers beside it are not left held for 60 s by a sweeper that never saw them.
+        const rows = yield* dialect.write(Effect.flatMap(claim, decodeRows(TimerRow, "timers")))
+        // RETURNING promises no order; the contract's is fire instant, then run, then effect.
+        return [...rows].sort(byFireOrder).map(toTimer)
+      }).pipe(Sql.orBackend),
+
+    disarm: (run, effect) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Idempotent by contract (G2): a missing timer is already disarmed, so no row count is owed.
+        yield* sql`DELETE FROM timers WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}`
+      }).pipe(Sql.orBackend),
+
+    pendingCount: () =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const [row] = yield* sql`SELECT COUNT(*) AS n FROM timers WHERE tenant = ${tenant}`.pipe(
+          Effect.flatMap(decodeRows(CountRow, "timers")),
+        )
+        return row?.n ?? 0
+      }).pipe(Sql.orBackend),
+
+    pending: (limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const n = Sql.clampLimit(limit)
+        if (n === 0) return []
+        // Claimed or not: an operator listing waits sees held timers too.
+        const rows = yield* sql`
+          SELECT run_id, effect_key, case_id, step, phase, fire_at FROM timers
+           WHERE tenant = ${tenant}
+           ORDER BY fire_at, run_id, effect_key LIMIT ${n}`.pipe(Effect.flatMap(decodeRows(TimerRow, "timers")))
+        return rows.map(toTimer)
+      }).pipe(Sql.orBackend),
+  })
+})
+
+/** TimerStore on whichever `SqlClient` is provided: `@effect/sql-pg` or `@effect/sql-sqlite-node`. */
+export const layer: Layer.Layer<TimerStore, never, SqlClient.SqlClient> = Layer.effect(TimerStore, make)
+
+// internal
+
+const TimerRow = Schema.Struct({
+  run_id: RunId,
+  effect_key: EffectKey,
+  case_id: Schema.NullOr(CaseId),
+  step: Schema.compose(Int8, StepId),
+  phase: Phase,
+  fire_at: Schema.compose(Int8, Time.Timestamp),
+})
+const CountRow = Schema.Struct({ n: Count })
+
+/** The total order of timers, by code point so it never depends on a database collation. */
+const byFireOrder = (a: typeof TimerRow.Type, b: typeof TimerRow.Type): number =>
+  compare(a.fire_at, b.fire_at) || compare(a.run_id, b.run_id) || compare(a.effect_key, b.effect_key)
+
+const compare = <A extends string | number>(a: A, b: A): number => (a < b ? -1 : a > b ? 1 : 0)
+
+const toTimer = (row: typeof TimerRow.Type): Timer =>
+  new Timer({
+    run: row.run_id,
+    case: Option.fromNullable(row.case_id),
+    effect: row.effect_key,
+    step: row.step,
+    phase: row.phase,
+    fireAt: row.fire_at,
+  })
