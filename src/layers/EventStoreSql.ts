@@ -1,0 +1,440 @@
+/**
+ * EventStore over `SqlClient`: one implementation for PostgreSQL and SQLite. Every verb that reads
+ * and then writes runs in `Dialect.write`; PostgreSQL settles its races with row locks inside it,
+ * SQLite with the write lock `BEGIN IMMEDIATE` takes. Only `claimFor`'s pick differs in text.
+ */
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Either, Layer, Option, Schema } from "effect"
+import * as CorrelationKey from "../domain/CorrelationKey.js"
+import { EffectKey } from "../domain/EffectKey.js"
+import {
+  BufferedEvent,
+  DeadLetter,
+  dedupKey,
+  dedupKeyOf,
+  InboundEvent,
+  Subscription,
+  TargetedDelivery,
+  UNCLAIMED,
+} from "../domain/Event.js"
+import { CaseId, RunId, StepId } from "../domain/Ids.js"
+import * as Json from "../domain/Json.js"
+import { Phase } from "../domain/Phase.js"
+import { Tenant } from "../domain/Tenant.js"
+import * as Time from "../domain/Time.js"
+import { Backend } from "../errors/StoreError.js"
+import { EventStore } from "../services/EventStore.js"
+import { decodeRows, Int8, JsonText } from "./internal/Columns.js"
+import * as Sql from "./internal/Sql.js"
+
+/** How often `matchWaiter` may find its elected wait retired under it before it reports the churn. */
+const ELECT_ATTEMPTS = 8
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const dialect = yield* Sql.make
+
+  // internal: statements shared by several verbs
+
+  /** The stored keys of `ids`, each event's ordered by (namespace, value) by code point. */
+  const keysOf = (tenant: string, ids: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      const byEvent = new Map<string, Array<CorrelationKey.CorrelationKey>>()
+      if (ids.length === 0) return byEvent
+      const rows = yield* sql`
+        SELECT event_id, namespace, value FROM inbound_correlation
+         WHERE tenant = ${tenant} AND ${sql.in("event_id", ids)}`.pipe(
+        Effect.flatMap(decodeRows(EventKeyRow, "inbound_correlation")),
+      )
+      for (const row of rows) {
+        const keys = byEvent.get(row.event_id) ?? []
+        keys.push(CorrelationKey.make(row.namespace, row.value))
+        byEvent.set(row.event_id, keys)
+      }
+      // Sorted here, by code point, so the order never depends on a database collation.
+      for (const keys of byEvent.values()) keys.sort(CorrelationKey.order)
+      return byEvent
+    })
+
+  /** An event row with its keys re-read from storage. */
+  const toBuffered = (tenant: string, row: typeof EventRow.Type) =>
+    Effect.map(
+      keysOf(tenant, [row.event_id]),
+      (keys) => new BufferedEvent({ event: toEvent(row, keys.get(row.event_id) ?? []), receivedAt: row.received_at }),
+    )
+
+  /** Writes a new event and its keys; `claimedBy` set means claimed from the start. `false` when the key was known. */
+  const insertEvent = (tenant: string, event: InboundEvent, at: Time.Timestamp, claimedBy: Option.Option<RunId>) =>
+    Effect.gen(function* () {
+      const id = dedupKey(event)
+      const payload = yield* encodeJson(event.payload)
+      const claimedAt = Option.isSome(claimedBy) ? at : null
+      const inserted = yield* sql`
+        INSERT INTO inbound_events (tenant, event_id, source, bare_id, kind, payload, received_at, claimed_by, claimed_at)
+        VALUES (${tenant}, ${id}, ${event.source}, ${event.id}, ${event.kind}, ${payload}, ${at},
+                ${Option.getOrNull(claimedBy)}, ${claimedAt})
+        ON CONFLICT (tenant, event_id) DO NOTHING
+        RETURNING event_id`
+      // A known key changes nothing, its keys included: the first copy is the message of record.
+      if (inserted.length === 0) return false
+      // A key offered twice is one key; inserted twice it would trip the primary key.
+      const keys = CorrelationKey.dedupe(event.correlation)
+      if (keys.length > 0) {
+        yield* sql`INSERT INTO inbound_correlation ${sql.insert(
+          keys.map((k) => ({ tenant, event_id: id, namespace: k.namespace, value: k.value })),
+        )}`
+      }
+      return true
+    })
+
+  /** Assembles waits from their rows, one per (run, effect), in the order each wait first appears in `rows`. */
+  const assembleWaits = (rows: ReadonlyArray<typeof SubscriptionRow.Type>) => {
+    const waits = new Map<string, Array<typeof SubscriptionRow.Type>>()
+    for (const row of rows) {
+      const id = `${row.run_id} ${row.effect_key}`
+      const group = waits.get(id) ?? []
+      group.push(row)
+      waits.set(id, group)
+    }
+    return [...waits.values()].flatMap((group) => {
+      const first = group[0]
+      return first === undefined ? [] : [toSubscription(first, group)]
+    })
+  }
+
+  /** Every row of one wait, locked on pg in primary-key order so two lockers never deadlock. */
+  const lockWait = (tenant: string, run: RunId, effect: EffectKey) =>
+    sql`
+      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+        FROM subscriptions
+       WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}
+       ORDER BY namespace, value
+       ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
+
+  return EventStore.of({
+    buffer: (event, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Event and keys in one transaction: an event reachable by some of its keys would match by luck.
+        return yield* dialect.write(insertEvent(tenant, event, at, Option.none()))
+      }).pipe(Sql.orBackend),
+
+    subscribe: (sub, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const keys = CorrelationKey.dedupe(sub.correlation)
+        if (keys.length === 0) return
+        // One statement for every key, so the wait is registered whole or not at all; a repeat
+        // keeps the rows already present with their first `createdAt`.
+        yield* sql`
+          INSERT INTO subscriptions ${sql.insert(
+            keys.map((k) => ({
+              tenant,
+              run_id: sub.run,
+              effect_key: sub.effect,
+              case_id: Option.getOrNull(sub.case),
+              step: sub.step,
+              phase: sub.phase,
+              event_kind: sub.kind,
+              namespace: k.namespace,
+              value: k.value,
+              created_at: at,
+            })),
+          )}
+          ON CONFLICT (tenant, run_id, effect_key, namespace, value) DO NOTHING`
+      }).pipe(Sql.orBackend),
+
+    claimFor: (sub, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        return yield* dialect.write(
+          Effect.gen(function* () {
+            for (const k of CorrelationKey.dedupe(sub.correlation)) {
+              // Unclaimed, or already this run's: a run that crashed between claim and resume
+              // gets its own event back; another run's claim is never taken.
+              const candidates = sql`
+                SELECT e.event_id FROM inbound_events e
+                  JOIN inbound_correlation c ON c.tenant = e.tenant AND c.event_id = e.event_id
+                 WHERE e.tenant = ${tenant} AND e.kind = ${sub.kind}
+                   AND c.namespace = ${k.namespace} AND c.value = ${k.value}
+                   AND (e.claimed_by IS NULL OR e.claimed_by = ${sub.run}) AND NOT e.dead
+                 ORDER BY e.received_at, e.event_id`
+              const claim = (pick: Fragment) => sql`
+                UPDATE inbound_events SET claimed_by = ${sub.run}, claimed_at = ${at}
+                 WHERE tenant = ${tenant} AND event_id = (${pick})
+                   AND (claimed_by IS NULL OR claimed_by = ${sub.run}) AND NOT dead
+                RETURNING event_id, source, bare_id, kind, payload, received_at`
+              const claimed = yield* sql
+                .onDialectOrElse({
+                  // pg: pick and claim in one statement; SKIP LOCKED sends a concurrent claimer past
+                  // a row another is taking, and the lock re-checks the predicate, so one run wins.
+                  pg: () => claim(sql`${candidates} LIMIT 1 FOR UPDATE OF e SKIP LOCKED`),
+                  // sqlite: the same pick and claim under the write lock `Dialect.write` holds.
+                  orElse: () => claim(sql`${candidates} LIMIT 1`),
+                })
+                .pipe(Effect.flatMap(decodeRows(EventRow, "inbound_events")))
+              const row = claimed[0]
+              if (row !== undefined) return Option.some(yield* toBuffered(tenant, row))
+            }
+            return Option.none<BufferedEvent>()
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    matchWaiter: (event, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const id = dedupKey(event)
+        return yield* dialect.write(
+          Effect.gen(function* () {
+            for (const k of CorrelationKey.dedupe(event.correlation)) {
+              let churned = true
+              for (let attempt = 0; attempt < ELECT_ATTEMPTS; attempt++) {
+                const [picked] = yield* sql`
+                  SELECT run_id, effect_key FROM subscriptions
+                   WHERE tenant = ${tenant} AND event_kind = ${event.kind}
+                     AND namespace = ${k.namespace} AND value = ${k.value}
+                   ORDER BY created_at, run_id, effect_key
+                   LIMIT 1`.pipe(Effect.flatMap(decodeRows(WaitIdRow, "subscriptions")))
+                if (picked === undefined) {
+                  churned = false
+                  break
+                }
+                // pg: lock every row of the elected wait, so a second event electing it through
+                // any of its keys waits for us and then finds it retired.
+                const rows = yield* lockWait(tenant, picked.run_id, picked.effect_key)
+                const stillWaits = rows.some(
+                  (r) => r.event_kind === event.kind && r.namespace === k.namespace && r.value === k.value,
+                )
+                // Retired (or re-registered without this key) between the pick and the lock: elect again.
+                if (!stillWaits) continue
+                // Buffered, unclaimed and live, checked by the write itself; otherwise no key may try.
+                const claimed = yield* sql`
+                  UPDATE inbound_events SET claimed_by = ${picked.run_id}, claimed_at = ${at}
+                   WHERE tenant = ${tenant} AND event_id = ${id} AND claimed_by IS NULL AND NOT dead
+                  RETURNING event_id`
+                if (claimed.length === 0) return Option.none<Subscription>()
+                // The satisfied wait goes with the claim, so it can never take a second event.
+                const deleted = yield* sql`
+                  DELETE FROM subscriptions
+                   WHERE tenant = ${tenant} AND run_id = ${picked.run_id} AND effect_key = ${picked.effect_key}
+                  RETURNING run_id`
+                if (deleted.length !== rows.length) {
+                  return yield* new Backend({
+                    detail: `wait ${picked.run_id}/${picked.effect_key} changed under its lock`,
+                  })
+                }
+                return Option.fromNullable(assembleWaits(rows)[0])
+              }
+              if (churned) {
+                return yield* new Backend({ detail: `the waits on ${k} kept being retired while ${id} elected one` })
+              }
+            }
+            return Option.none<Subscription>()
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    deliverTo: (run, event, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const id = dedupKey(event)
+        return yield* dialect.write(
+          Effect.gen(function* () {
+            // pg: the run's waits of this kind are locked first (as `matchWaiter` locks a wait before
+            // the event), so concurrent deliveries to one run queue here and never deadlock.
+            const rows = yield* sql`
+              SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+                FROM subscriptions
+               WHERE tenant = ${tenant} AND run_id = ${run} AND event_kind = ${event.kind}
+               ORDER BY effect_key, namespace, value
+               ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
+            // The lowest effect key holding one of the event's keys; rows are in effect-key order.
+            const hit = rows.find((r) =>
+              event.correlation.some((k) => k.namespace === r.namespace && k.value === r.value),
+            )
+            const candidate =
+              hit === undefined
+                ? Option.none<Subscription>()
+                : Option.fromNullable(assembleWaits(rows.filter((r) => r.effect_key === hit.effect_key))[0])
+            const decide = (claimedBy: string | null): TargetedDelivery =>
+              claimedBy === run && Option.isSome(candidate)
+                ? TargetedDelivery.Matched({ subscription: candidate.value })
+                : TargetedDelivery.Duplicate()
+            const [known] = yield* sql`
+              SELECT claimed_by FROM inbound_events WHERE tenant = ${tenant} AND event_id = ${id}
+              ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(ClaimRow, "inbound_events")))
+            // Accepted before: a retry of this run's delivery is answered again; nothing is written.
+            if (known !== undefined) return decide(known.claimed_by)
+            if (Option.isNone(candidate)) return TargetedDelivery.NotWaiting()
+            const inserted = yield* insertEvent(tenant, event, at, Option.some(run))
+            if (inserted) return TargetedDelivery.Matched({ subscription: candidate.value })
+            // Lost the insert to a concurrent acceptance of the same key: judge it as accepted.
+            const [winner] = yield* sql`
+              SELECT claimed_by FROM inbound_events WHERE tenant = ${tenant} AND event_id = ${id}`.pipe(
+              Effect.flatMap(decodeRows(ClaimRow, "inbound_events")),
+            )
+            return decide(winner?.claimed_by ?? null)
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    unsubscribe: (run, effect) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        yield* dialect.write(
+          Effect.gen(function* () {
+            yield* sql`
+              DELETE FROM subscriptions WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}`
+            // The delivery is journaled now, so the buffer's copy of the content goes; identity,
+            // claim and dead-letter fields stay for dedup and accounting.
+            yield* sql`
+              UPDATE inbound_events SET payload = 'null' WHERE tenant = ${tenant} AND claimed_by = ${run}`
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    erasePayload: (source, bareId) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const erased = yield* sql`
+          UPDATE inbound_events SET payload = 'null'
+           WHERE tenant = ${tenant} AND event_id = ${dedupKeyOf(source, bareId)}
+          RETURNING event_id`
+        return erased.length > 0
+      }).pipe(Sql.orBackend),
+
+    sweepUnclaimed: (olderThan, reason) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Inclusive: with whole-second stamps, `<` would spare this second's events from a zero grace.
+        const retired = yield* sql`
+          UPDATE inbound_events SET dead = TRUE, dead_reason = ${reason}
+           WHERE tenant = ${tenant} AND claimed_by IS NULL AND NOT dead AND received_at <= ${olderThan}
+          RETURNING event_id`
+        return retired.length
+      }).pipe(Sql.orBackend),
+
+    deadLetters: (limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const n = Sql.clampLimit(limit)
+        if (n === 0) return []
+        return yield* dialect.read(
+          Effect.gen(function* () {
+            const rows = yield* sql`
+              SELECT event_id, source, bare_id, kind, payload, received_at, dead_reason FROM inbound_events
+               WHERE tenant = ${tenant} AND dead
+               ORDER BY received_at DESC, event_id DESC LIMIT ${n}`.pipe(
+              Effect.flatMap(decodeRows(DeadRow, "inbound_events")),
+            )
+            const keys = yield* keysOf(
+              tenant,
+              rows.map((r) => r.event_id),
+            )
+            return rows.map(
+              (row) =>
+                new DeadLetter({
+                  event: toEvent(row, keys.get(row.event_id) ?? []),
+                  receivedAt: row.received_at,
+                  // One wording whatever the sweep stored: no reason and an empty one both read "unclaimed".
+                  reason: row.dead_reason === null || row.dead_reason === "" ? UNCLAIMED : row.dead_reason,
+                }),
+            )
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    waiting: (limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const n = Sql.clampLimit(limit)
+        if (n === 0) return []
+        return yield* dialect.read(
+          Effect.gen(function* () {
+            // The limit counts waits, not rows: pick the waits first, then read all their keys.
+            const waits = yield* sql`
+              SELECT run_id, effect_key, MIN(created_at) AS first FROM subscriptions
+               WHERE tenant = ${tenant}
+               GROUP BY run_id, effect_key
+               ORDER BY first, run_id, effect_key LIMIT ${n}`.pipe(
+              Effect.flatMap(decodeRows(WaitAgeRow, "subscriptions")),
+            )
+            if (waits.length === 0) return []
+            const rows = yield* sql`
+              SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+                FROM subscriptions
+               WHERE tenant = ${tenant}
+                 AND ${sql.or(waits.map((w) => sql`(run_id = ${w.run_id} AND effect_key = ${w.effect_key})`))}`.pipe(
+              Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")),
+            )
+            const assembled = assembleWaits(rows)
+            return waits.flatMap((w) => assembled.filter((s) => s.run === w.run_id && s.effect === w.effect_key))
+          }),
+        )
+      }).pipe(Sql.orBackend),
+  })
+})
+
+/** EventStore on whichever `SqlClient` is provided: `@effect/sql-pg` or `@effect/sql-sqlite-node`. */
+export const layer: Layer.Layer<EventStore, never, SqlClient.SqlClient> = Layer.effect(EventStore, make)
+
+// internal
+
+const Instant = Schema.compose(Int8, Time.Timestamp)
+
+const EventKeyRow = Schema.Struct({ event_id: Schema.String, namespace: Schema.String, value: Schema.String })
+const EventRow = Schema.Struct({
+  event_id: Schema.String,
+  source: Schema.String,
+  bare_id: Schema.String,
+  kind: Schema.String,
+  payload: JsonText,
+  received_at: Instant,
+})
+const DeadRow = Schema.Struct({ ...EventRow.fields, dead_reason: Schema.NullOr(Schema.String) })
+const ClaimRow = Schema.Struct({ claimed_by: Schema.NullOr(Schema.String) })
+const WaitIdRow = Schema.Struct({ run_id: RunId, effect_key: EffectKey })
+const WaitAgeRow = Schema.Struct({ run_id: RunId, effect_key: EffectKey, first: Instant })
+const SubscriptionRow = Schema.Struct({
+  run_id: RunId,
+  effect_key: EffectKey,
+  case_id: Schema.NullOr(CaseId),
+  step: Schema.compose(Int8, StepId),
+  phase: Phase,
+  event_kind: Schema.String,
+  namespace: Schema.String,
+  value: Schema.String,
+  created_at: Instant,
+})
+
+const toEvent = (row: typeof EventRow.Type, correlation: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
+  new InboundEvent({ source: row.source, id: row.bare_id, kind: row.kind, correlation, payload: row.payload })
+
+/**
+ * One wait from its rows. The earliest-registered row describes it (a later `subscribe` of the
+ * same (run, effect) only adds keys); the keys come ordered by (namespace, value) by code point.
+ */
+const toSubscription = (
+  first: typeof SubscriptionRow.Type,
+  group: ReadonlyArray<typeof SubscriptionRow.Type>,
+): Subscription => {
+  const earliest = group.reduce((a, b) => (b.created_at < a.created_at ? b : a), first)
+  return new Subscription({
+    run: earliest.run_id,
+    case: Option.fromNullable(earliest.case_id),
+    effect: earliest.effect_key,
+    step: earliest.step,
+    phase: earliest.phase,
+    kind: earliest.event_kind,
+    correlation: group.map((r) => CorrelationKey.make(r.namespace, r.value)).sort(CorrelationKey.order),
+  })
+}
+
+/** JSON text for a payload; a value with no JSON form (NaN, undefined) is a caller's bug, not data to store. */
+const encodeJson = (value: Json.Json) =>
+  Either.match(Json.stringify(value), {
+    onLeft: (detail) => Effect.dieMessage(`event payload must be JSON: ${detail}`),
+    onRight: Effect.succeed,
+  })
