@@ -1,8 +1,16 @@
 import { describe, inject } from "vitest"
+import * as BatchStore from "./conformance/BatchStore.js"
 import * as CaseStore from "./conformance/CaseStore.js"
+import * as EventStore from "./conformance/EventStore.js"
+import * as QuotaStore from "./conformance/QuotaStore.js"
+import * as TimerStore from "./conformance/TimerStore.js"
 import * as Backend from "./support/Backend.js"
 
 describe("postgres", () => {
   const backend = Backend.postgres(inject("pgUrl"))
   CaseStore.suite(backend)
+  EventStore.suite(backend)
+  TimerStore.suite(backend)
+  BatchStore.suite(backend)
+  QuotaStore.suite(backend)
 })

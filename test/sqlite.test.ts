@@ -1,8 +1,16 @@
 import { describe } from "vitest"
+import * as BatchStore from "./conformance/BatchStore.js"
 import * as CaseStore from "./conformance/CaseStore.js"
+import * as EventStore from "./conformance/EventStore.js"
+import * as QuotaStore from "./conformance/QuotaStore.js"
+import * as TimerStore from "./conformance/TimerStore.js"
 import * as Backend from "./support/Backend.js"
 
 describe("sqlite", () => {
   const backend = Backend.sqlite()
   CaseStore.suite(backend)
+  EventStore.suite(backend)
+  TimerStore.suite(backend)
+  BatchStore.suite(backend)
+  QuotaStore.suite(backend)
 })
