@@ -257,7 +257,9 @@ export const statements: ReadonlyArray<string> = [
   `CREATE TABLE IF NOT EXISTS batch_items (
     tenant   TEXT   NOT NULL,
     batch_id TEXT   NOT NULL,
-    item_key TEXT   NOT NULL,
+    -- Byte order, as SQLite compares: the cursor and the key-ordered reads must not change
+    -- with the database's locale ("B" sorts before "a" in bytes, after it under en-US).
+    item_key TEXT COLLATE "C" NOT NULL,
     run_id   TEXT   NOT NULL,
     outcome  TEXT,
     detail   TEXT,
