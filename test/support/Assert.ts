@@ -31,5 +31,7 @@ export const assert = {
   include: <A>(haystack: ReadonlyArray<A>, needle: A, message?: string): void =>
     node.ok(haystack.includes(needle), message ?? `expected ${String(needle)} among ${haystack.length} values`),
   match: (actual: string, pattern: RegExp, message?: string): void => node.match(actual, pattern, message),
+  doesNotMatch: (actual: string, pattern: RegExp, message?: string): void =>
+    node.doesNotMatch(actual, pattern, message),
   fail: (message: string): never => node.fail(message),
 }
