@@ -3,6 +3,7 @@ import * as BatchStore from "./conformance/BatchStore.js"
 import * as CaseStore from "./conformance/CaseStore.js"
 import * as EventStore from "./conformance/EventStore.js"
 import * as QuotaStore from "./conformance/QuotaStore.js"
+import * as TaskStore from "./conformance/TaskStore.js"
 import * as TimerStore from "./conformance/TimerStore.js"
 import * as Backend from "./support/Backend.js"
 
@@ -11,6 +12,7 @@ describe("sqlite", () => {
   CaseStore.suite(backend)
   EventStore.suite(backend)
   TimerStore.suite(backend)
+  TaskStore.suite(backend)
   BatchStore.suite(backend)
   QuotaStore.suite(backend)
 })

@@ -7,19 +7,22 @@ import type { BatchStore } from "../services/BatchStore.js"
 import type { CaseStore } from "../services/CaseStore.js"
 import type { EventStore } from "../services/EventStore.js"
 import type { QuotaStore } from "../services/QuotaStore.js"
+import type { TaskStore } from "../services/TaskStore.js"
 import type { TimerStore } from "../services/TimerStore.js"
 import * as BatchStoreSql from "./BatchStoreSql.js"
 import * as CaseStoreSql from "./CaseStoreSql.js"
 import * as EventStoreSql from "./EventStoreSql.js"
 import * as QuotaStoreSql from "./QuotaStoreSql.js"
+import * as TaskStoreSql from "./TaskStoreSql.js"
 import * as TimerStoreSql from "./TimerStoreSql.js"
 
-export type Stores = CaseStore | EventStore | TimerStore | BatchStore | QuotaStore
+export type Stores = CaseStore | EventStore | TimerStore | TaskStore | BatchStore | QuotaStore
 
 export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient> = Layer.mergeAll(
   CaseStoreSql.layer,
   EventStoreSql.layer,
   TimerStoreSql.layer,
+  TaskStoreSql.layer,
   BatchStoreSql.layer,
   QuotaStoreSql.layer,
 )

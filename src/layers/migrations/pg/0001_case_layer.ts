@@ -230,9 +230,13 @@ export const statements: ReadonlyArray<string> = [
     autovacuum_vacuum_cost_delay = 0
   )`,
 
-  // Serves `queue`; the CASE must stay identical to the one in queue's ORDER BY or the planner ignores the index.
+  // Serves `queue`, and gives it its order: partial on the two queued states, so one index range
+  // holds exactly the queue, ranked, oldest first, ties on task_id; the scan stops at the limit
+  // instead of sorting a large pending backlog. The CASE is character for character the one in
+  // queue's ORDER BY, or the planner cannot use the index for the order.
   `CREATE INDEX IF NOT EXISTS tasks_queue_rank
-    ON tasks (tenant, state, (CASE priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END), created_at)`,
+    ON tasks (tenant, (CASE priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END), created_at, task_id)
+    WHERE state IN ('open', 'escalated')`,
 
   // Serves `overdue`: partial, since most tasks carry no due instant.
   `CREATE INDEX IF NOT EXISTS tasks_due
