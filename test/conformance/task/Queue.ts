@@ -91,7 +91,10 @@ export const queue = (test: Tester, explain: Explain | undefined) => {
       Effect.sync(() => {
         for (const statements of [PgMigration.statements, SqliteMigration.statements]) {
           const index = statements.find((s) => s.includes("INDEX IF NOT EXISTS tasks_queue_rank"))
-          assert.isTrue(index?.includes(`(${TaskStoreSql.RANK}), created_at, task_id)`) ?? false, `index text: ${index}`)
+          assert.isTrue(
+            index?.includes(`(${TaskStoreSql.RANK}), created_at, task_id)`) ?? false,
+            `index text: ${index}`,
+          )
         }
       }))
 
