@@ -17,9 +17,17 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
   // The two-argument minimum is LEAST on pg; SQLite's MIN with two arguments is the scalar form.
-  const least = sql.literal(dialect.name === "pg" ? "LEAST" : "MIN")
   // Written as a literal: better-sqlite3 may bind a large number as a REAL.
   const maxSafe = sql.literal(String(Number.MAX_SAFE_INTEGER))
+  /**
+   * A column's sum, saturating at MAX_SAFE_INTEGER. pg: SUM(bigint) is numeric and cannot
+   * overflow. sqlite: integer SUM raises an error past 2^63 before any cap applies, so TOTAL
+   * (a double) is capped instead; below the cap every partial sum is an exact integer.
+   */
+  const cappedSum = (column: "tokens" | "minor") =>
+    dialect.name === "pg"
+      ? sql`LEAST(COALESCE(SUM(${sql(column)}), 0), ${maxSafe})`
+      : sql`CAST(MIN(TOTAL(${sql(column)}), ${maxSafe}) AS INTEGER)`
 
   const selectItem = (tenant: string, batch: string, key: string) =>
     sql`
@@ -132,7 +140,9 @@ export const make = Effect.gen(function* () {
                  END AS cursor
             FROM (SELECT MIN(item_key) AS first_open FROM batch_items
                    WHERE tenant = ${tenant} AND batch_id = ${batch}
-                     AND (outcome IS NULL OR outcome IN ('suspended', 'exhausted'))) f`.pipe(
+                     -- Named by what settles an item, so an unreadable outcome holds the cursor back
+                     -- rather than passing for settled (census reports it as Corrupt).
+                     AND (outcome IS NULL OR outcome NOT IN ('succeeded', 'failed', 'quarantined'))) f`.pipe(
           Effect.flatMap(decodeRows(CursorRow, "batch_items")),
         )
         return Option.flatMap(Option.fromNullable(rows[0]), (r) => r.cursor)
@@ -145,8 +155,8 @@ export const make = Effect.gen(function* () {
         // MAX_SAFE_INTEGER in SQL so the decode sees a safe integer, and the groups add saturating.
         const groups = yield* sql`
           SELECT outcome, COUNT(*) AS n,
-                 ${least}(COALESCE(SUM(tokens), 0), ${maxSafe}) AS tokens,
-                 ${least}(COALESCE(SUM(minor), 0), ${maxSafe}) AS minor
+                 ${cappedSum("tokens")} AS tokens,
+                 ${cappedSum("minor")} AS minor
             FROM batch_items WHERE tenant = ${tenant} AND batch_id = ${batch}
            GROUP BY outcome`.pipe(Effect.flatMap(decodeRows(CensusRow, "batch_items")))
         const count = (tag: OutcomeTag | null) => groups.find((g) => g.outcome === tag)?.n ?? 0

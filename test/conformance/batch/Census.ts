@@ -100,5 +100,21 @@ export const census = (test: Tester) => {
           assert.deepStrictEqual((yield* store.census(b)).spend, spend(max, 6))
         }),
       ))
+
+    test("spend saturates even where the plain integer sum would overflow 64 bits", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* BatchStore
+          const b = yield* openBatch()
+          const max = Number.MAX_SAFE_INTEGER
+          // 1,100 items at MAX_SAFE_INTEGER sum past 2^63: SQLite's integer SUM raises there.
+          yield* Effect.forEach(
+            Array.from({ length: 1_100 }, (_, i) => String(i).padStart(5, "0")),
+            (k) => item(b, k, succeeded, spend(max, 1)),
+            { concurrency: 4, discard: true },
+          )
+          assert.deepStrictEqual((yield* store.census(b)).spend, spend(max, 1_100))
+        }),
+      ))
   })
 }

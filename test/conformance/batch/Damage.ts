@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { type BatchId, generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant } from "../../../src/domain/Tenant.js"
 import { BatchStore } from "../../../src/services/BatchStore.js"
@@ -60,6 +60,15 @@ export const damage = (test: Tester) => {
         const r = reads(batch)
         yield* expectCorrupt(tenant, r.items)
         yield* expectCorrupt(tenant, r.reserve)
+      }))
+
+    test("an unknown outcome string holds the cursor back instead of passing for settled", () =>
+      Effect.gen(function* () {
+        const { tenant, batch } = yield* plant({ outcome: "skipped", detail: "x" })
+        const cursor = yield* Effect.flatMap(BatchStore, (s) => s.cursor(batch)).pipe(
+          Effect.provideService(Tenant, tenant as never),
+        )
+        assert.deepStrictEqual(cursor, Option.none())
       }))
 
     test("damage in one tenant does not reach another's census", () =>
