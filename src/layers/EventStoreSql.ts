@@ -123,7 +123,9 @@ export const make = Effect.gen(function* () {
     subscribe: (sub, at) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        const keys = CorrelationKey.dedupe(sub.correlation)
+        // In key order, so two concurrent subscribes of one wait insert in the same order and
+        // cannot each wait on a row the other inserted.
+        const keys = [...CorrelationKey.dedupe(sub.correlation)].sort(CorrelationKey.order)
         if (keys.length === 0) return
         // One statement for every key, so the wait is registered whole or not at all; a repeat
         // keeps the rows already present with their first `createdAt`.
@@ -215,17 +217,16 @@ export const make = Effect.gen(function* () {
                    WHERE tenant = ${tenant} AND event_id = ${id} AND claimed_by IS NULL AND NOT dead
                   RETURNING event_id`
                 if (claimed.length === 0) return Option.none<Subscription>()
-                // The satisfied wait goes with the claim, so it can never take a second event.
+                // The satisfied wait goes with the claim, so it can never take a second event. It is
+                // answered from the deleted rows: a concurrent `subscribe` may have added a key to
+                // it (row locks do not stop inserts), and that key goes with the wait too.
                 const deleted = yield* sql`
                   DELETE FROM subscriptions
                    WHERE tenant = ${tenant} AND run_id = ${picked.run_id} AND effect_key = ${picked.effect_key}
-                  RETURNING run_id`
-                if (deleted.length !== rows.length) {
-                  return yield* new Backend({
-                    detail: `wait ${picked.run_id}/${picked.effect_key} changed under its lock`,
-                  })
-                }
-                return Option.fromNullable(assembleWaits(rows)[0])
+                  RETURNING run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at`.pipe(
+                  Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")),
+                )
+                return Option.fromNullable(assembleWaits(deleted)[0])
               }
               if (churned) {
                 return yield* new Backend({ detail: `the waits on ${k} kept being retired while ${id} elected one` })
@@ -420,7 +421,13 @@ const toSubscription = (
   first: typeof SubscriptionRow.Type,
   group: ReadonlyArray<typeof SubscriptionRow.Type>,
 ): Subscription => {
-  const earliest = group.reduce((a, b) => (b.created_at < a.created_at ? b : a), first)
+  // The earliest row describes the wait; a tie on createdAt breaks on the key, so the answer
+  // never depends on the order the database returned the rows in.
+  const earlier = (a: typeof first, b: typeof first) =>
+    b.created_at < a.created_at ||
+    (b.created_at === a.created_at &&
+      CorrelationKey.order(CorrelationKey.make(b.namespace, b.value), CorrelationKey.make(a.namespace, a.value)) < 0)
+  const earliest = group.reduce((a, b) => (earlier(a, b) ? b : a), first)
   return new Subscription({
     run: earliest.run_id,
     case: Option.fromNullable(earliest.case_id),
