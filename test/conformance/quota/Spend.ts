@@ -47,12 +47,13 @@ export const spend = (test: Tester) => {
         }),
       ))
 
-    test("accruing zero records a zero total", () =>
+    test("accruing zero leaves the total as it was", () =>
       asFreshTenant(
         Effect.gen(function* () {
           const store = yield* QuotaStore
+          yield* store.accrue("2026-11", amount(5, 3))
           yield* store.accrue("2026-11", ZERO)
-          assert.deepStrictEqual(yield* store.spent("2026-11"), ZERO)
+          assert.deepStrictEqual(yield* store.spent("2026-11"), amount(5, 3))
         }),
       ))
 
