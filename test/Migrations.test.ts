@@ -50,6 +50,21 @@ describe("migrations", () => {
       const pg = yield* liveSchema.pipe(Effect.provide(PgBackend.layerClient({ url: inject("pgUrl") })))
       assert.deepStrictEqual(sqlite, pg)
       assert.include(pg, "index:case_correlation_open")
+      // Keys that order a read compare in byte order on pg, as SQLite compares them, whatever the
+      // database's locale (the test clusters are C-collated, so only the declaration can be checked).
+      const collations = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.zipRight(
+          Migrations.run,
+          sql`
+            SELECT table_name || '.' || column_name AS name FROM information_schema.columns
+             WHERE table_schema = current_schema() AND collation_name = 'C'
+             ORDER BY 1`,
+        ),
+      ).pipe(Effect.provide(PgBackend.layerClient({ url: inject("pgUrl") })))
+      assert.deepStrictEqual(
+        collations.map((r) => r.name),
+        ["batch_items.item_key", "inbound_correlation.event_id", "inbound_events.event_id"],
+      )
       assert.include(pg, "table:quota_spent")
     }),
   )

@@ -98,7 +98,8 @@ export const statements: ReadonlyArray<string> = [
   // Aggressive autovacuum: claimed and deleted rows pile up at the head of this table's indexes.
   `CREATE TABLE IF NOT EXISTS inbound_events (
     tenant      TEXT    NOT NULL,
-    event_id    TEXT    NOT NULL,
+    -- Byte order, as SQLite compares: claimFor and deadLetters break ties on it.
+    event_id    TEXT COLLATE "C" NOT NULL,
     source      TEXT    NOT NULL,
     bare_id     TEXT    NOT NULL,
     kind        TEXT    NOT NULL,
@@ -132,7 +133,7 @@ export const statements: ReadonlyArray<string> = [
 
   `CREATE TABLE IF NOT EXISTS inbound_correlation (
     tenant    TEXT NOT NULL,
-    event_id  TEXT NOT NULL,
+    event_id  TEXT COLLATE "C" NOT NULL,
     namespace TEXT NOT NULL,
     value     TEXT NOT NULL,
     PRIMARY KEY (tenant, event_id, namespace, value),
