@@ -1,0 +1,281 @@
+/**
+ * The journal (§6): per run, append-only and hash-chained. A record is hashed over the exact
+ * canonical bytes it was written with, and those bytes, not a re-serialisation, are what a
+ * reader verifies.
+ */
+import { Either, Option, Schema } from "effect"
+import * as Canonical from "./Canonical.js"
+import { Digest } from "./Digest.js"
+import { EffectKey } from "./EffectKey.js"
+import { CaseId, Epoch, RunId, Seq, StepId } from "./Ids.js"
+import { Json } from "./Json.js"
+import { Phase } from "./Phase.js"
+import { Timestamp } from "./Time.js"
+
+/** Record format version; changes by a hard cut until frozen. */
+export const FORMAT_VERSION = 1
+
+/** The largest canonical body a record may have: 1 MiB. */
+export const MAX_RECORD_BYTES = 1_048_576
+
+/** How a run concluded; succeeded, quarantined, cancelled and swept runs are sealed, failed and exhausted stay open. */
+export const RunOutcome = Schema.Literal("succeeded", "failed", "quarantined", "cancelled", "exhausted", "swept")
+export type RunOutcome = typeof RunOutcome.Type
+
+/** What a sweep did to its subject. */
+export const SweepAction = Schema.Literal(
+  "deadline_warned",
+  "deadline_breached",
+  "case_escalated",
+  "task_expired",
+  "task_escalated",
+  "run_recovered",
+)
+export type SweepAction = typeof SweepAction.Type
+
+const kind = <const K extends string, F extends Schema.Struct.Fields>(tag: K, fields: F) =>
+  Schema.Struct({ kind: Schema.Literal(tag), ...fields })
+
+const Count = Schema.NonNegativeInt
+
+export const GovernedBy = Schema.Struct({
+  name: Schema.String,
+  version: Schema.String,
+  digest: Schema.String,
+  publisher: Schema.String,
+})
+
+export const RunAdmitted = kind("RunAdmitted", {
+  capability: Schema.String,
+  governed_by: Schema.optional(GovernedBy),
+  input: Json,
+  input_label: Schema.String,
+  policy_bundle: Schema.String,
+  canon: Count,
+  idempotency_key: Schema.optional(Schema.String),
+})
+export const PlanFrozen = kind("PlanFrozen", { steps: Count, plan: Json })
+export const StepStarted = kind("StepStarted", { skill: Schema.String })
+export const StepFinished = kind("StepFinished", { outcome: Schema.String })
+export const CaseBound = kind("CaseBound", { case_kind: Schema.String, opened: Schema.Boolean, correlation: Json })
+export const DeadlineRegistered = kind("DeadlineRegistered", {
+  name: Schema.String,
+  resolved_at: Timestamp,
+  calendar_digest: Digest,
+})
+export const DeadlineTransition = kind("DeadlineTransition", {
+  name: Schema.String,
+  from: Schema.String,
+  to: Schema.String,
+})
+export const SuspendReason = Schema.Union(
+  Schema.Struct({
+    reason: Schema.Literal("awaiting_event"),
+    kind: Schema.String,
+    correlation: Json,
+    until: Schema.NullOr(Timestamp),
+  }),
+  Schema.Struct({ reason: Schema.Literal("awaiting_time"), until: Timestamp }),
+)
+export const RunSuspended = kind("RunSuspended", { reason: SuspendReason })
+export const Note = kind("Note", { text: Schema.String })
+export const EffectStarted = kind("EffectStarted", {
+  descriptor: Json,
+  recovery: Schema.String,
+  mutates: Schema.Boolean,
+  attempt: Count,
+  backoff_ms: Count,
+  outbound_label: Schema.String,
+})
+export const EffectDone = kind("EffectDone", { output: Json, source: Schema.String, spend: Json, declared: Json })
+export const EffectFailed = kind("EffectFailed", {
+  error: Json,
+  spend: Json,
+  disposition: Schema.String,
+  permanent: Schema.Boolean,
+})
+export const EffectReconciled = kind("EffectReconciled", {
+  disposition: Schema.String,
+  output: Json,
+  spend: Json,
+  detail: Schema.String,
+  declared: Json,
+})
+export const BudgetRefused = kind("BudgetRefused", { limit: Json, used: Json })
+export const BudgetReadmitted = kind("BudgetReadmitted", { limit: Json })
+export const GroupOpened = kind("GroupOpened", { group: Schema.String, resources: Json })
+export const GroupSettled = kind("GroupSettled", { group: Schema.String, outcome: Schema.String, detail: Json })
+export const StepCompensated = kind("StepCompensated", { compensation: Json, outcome: Schema.String })
+export const RunCancelled = kind("RunCancelled", { actor: Schema.String, reason: Schema.String })
+export const RunSealed = kind("RunSealed", {
+  outcome: RunOutcome,
+  reason: Schema.optional(Schema.String),
+  chain_head: Digest,
+})
+export const Swept = kind("Swept", { subject: Schema.String, action: SweepAction, detail: Json })
+// Reserved for later capabilities; listed so a record of these kinds reads back rather than failing.
+export const IdentityBound = kind("IdentityBound", { chain: Json })
+export const PolicyDenied = kind("PolicyDenied", {
+  reason: Schema.String,
+  action: Schema.String,
+  resource: Schema.String,
+})
+export const Released = kind("Released", {
+  releaser: Schema.String,
+  release: Schema.String,
+  labels: Json,
+  value_digest: Schema.String,
+})
+export const BreakGlass = kind("BreakGlass", { actor: Schema.String, roles: Json, reason: Schema.String })
+
+/** The payload of a record, tagged by `kind` in PascalCase, fields in snake_case. */
+export const Kind = Schema.Union(
+  RunAdmitted,
+  PlanFrozen,
+  StepStarted,
+  StepFinished,
+  CaseBound,
+  DeadlineRegistered,
+  DeadlineTransition,
+  RunSuspended,
+  Note,
+  EffectStarted,
+  EffectDone,
+  EffectFailed,
+  EffectReconciled,
+  BudgetRefused,
+  BudgetReadmitted,
+  GroupOpened,
+  GroupSettled,
+  StepCompensated,
+  RunCancelled,
+  RunSealed,
+  Swept,
+  IdentityBound,
+  PolicyDenied,
+  Released,
+  BreakGlass,
+)
+export type Kind = typeof Kind.Type
+export type KindTag = Kind["kind"]
+
+/** What a writer offers: the store assigns run, seq and the hashes. */
+export class Append extends Schema.Class<Append>("Append")({
+  case: Schema.OptionFromSelf(CaseId),
+  step: StepId,
+  phase: Schema.optionalWith(Phase, { default: () => "forward" }),
+  effectKey: Schema.OptionFromSelf(EffectKey),
+  kind: Kind,
+}) {}
+
+/** An optional signature over a record's `hash`. */
+export class Attestation extends Schema.Class<Attestation>("Attestation")({
+  keyId: Schema.String,
+  signature: Schema.String,
+}) {}
+
+/** A stored record; `raw` is the canonical body it was written with and `hash = SHA-256(prevHash ‖ raw)`. */
+export class Record extends Schema.Class<Record>("JournalRecord")({
+  run: RunId,
+  seq: Seq,
+  case: Schema.OptionFromSelf(CaseId),
+  step: StepId,
+  phase: Phase,
+  effectKey: Schema.OptionFromSelf(EffectKey),
+  kind: Kind,
+  prevHash: Digest,
+  hash: Digest,
+  attestation: Schema.OptionFromSelf(Attestation),
+  raw: Schema.Uint8ArrayFromSelf,
+}) {}
+
+/** Ownership of a run: live while the backend's `now < expiresAt`; `epoch` fences every earlier holder. */
+export class Lease extends Schema.Class<Lease>("Lease")({
+  run: RunId,
+  owner: Schema.String,
+  epoch: Epoch,
+  expiresAt: Timestamp,
+}) {}
+
+/** The last record of a run: `{0, ZERO}` for an unwritten run. */
+export interface Head {
+  readonly seq: number
+  readonly hash: Digest
+}
+
+/** One row of the recent-activity index. */
+export interface RecentRun {
+  readonly run: RunId
+  readonly updatedAt: Timestamp
+  readonly case: Option.Option<CaseId>
+}
+
+/** The paging cursor of `recentRuns`: the last `(updatedAt, run)` seen. */
+export interface Cursor {
+  readonly updatedAt: Timestamp
+  readonly run: RunId
+}
+
+/** A stored cancellation request. */
+export interface Cancellation {
+  readonly actor: string
+  readonly reason: string
+}
+
+/** The fields of a body that are not the payload. */
+export interface Position {
+  readonly run: RunId
+  readonly seq: Seq
+  readonly case: Option.Option<CaseId>
+  readonly step: StepId
+  readonly phase: Phase
+  readonly effectKey: Option.Option<EffectKey>
+}
+
+/** The JSON body `{run, seq, case, step, phase, effect_key, kind…}` of a record. */
+export const bodyJson = (at: Position, payload: Kind): Json => ({
+  run: at.run,
+  seq: at.seq,
+  case: Option.getOrNull(at.case),
+  step: at.step,
+  phase: at.phase,
+  effect_key: Option.getOrNull(at.effectKey),
+  ...(Schema.encodeSync(Kind)(payload) as { readonly [key: string]: Json }),
+})
+
+/** The canonical bytes (RFC 8785) of a record's body: what `hash` commits to. */
+export const body = (record: Position & { readonly kind: Kind }): Uint8Array =>
+  Canonical.bytes(bodyJson(record, record.kind))
+
+const Header = Schema.Struct({
+  run: RunId,
+  seq: Seq,
+  case: Schema.NullOr(CaseId),
+  step: StepId,
+  phase: Phase,
+  effect_key: Schema.NullOr(EffectKey),
+})
+
+/** Reads a stored body back into its position and payload; anything that does not decode is `Left`. */
+export const parseBody = (raw: Uint8Array): Either.Either<Position & { readonly kind: Kind }, string> => {
+  let value: unknown
+  try {
+    value = JSON.parse(Buffer.from(raw).toString("utf8"))
+  } catch (e) {
+    return Either.left(`body is not JSON: ${String(e)}`)
+  }
+  const header = Schema.decodeUnknownEither(Header)(value)
+  if (Either.isLeft(header)) return Either.left(`body header: ${header.left.message}`)
+  const payload = Schema.decodeUnknownEither(Kind)(value)
+  if (Either.isLeft(payload)) return Either.left(`body payload: ${payload.left.message}`)
+  const h = header.right
+  return Either.right({
+    run: h.run,
+    seq: h.seq,
+    case: Option.fromNullable(h.case),
+    step: h.step,
+    phase: h.phase,
+    effectKey: Option.fromNullable(h.effect_key),
+    kind: payload.right,
+  })
+}

@@ -1,0 +1,461 @@
+/**
+ * JournalStore over `SqlClient`: one implementation for PostgreSQL and SQLite. Append and seal
+ * take the run's lease row first (pg `FOR UPDATE`; sqlite already holds the write lock), so
+ * fencing, sealing and chaining are decided against one state; every other statement is one
+ * text for both dialects.
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Either, Layer, Option, Schema } from "effect"
+import * as Digest from "../domain/Digest.js"
+import { CaseId, RunId, Seq } from "../domain/Ids.js"
+import * as Journal from "../domain/Journal.js"
+import { Tenant } from "../domain/Tenant.js"
+import { Timestamp } from "../domain/Time.js"
+import {
+  Backend,
+  Corrupt,
+  DuplicateAdmission,
+  DuplicateEffect,
+  Fenced,
+  LeaseHeld,
+  LeaseNotHeld,
+  RecordTooLarge,
+  RunSealed,
+} from "../errors/StoreError.js"
+import { JournalStore } from "../services/JournalStore.js"
+import { decodeRows, digestParam, Int8 } from "./internal/Columns.js"
+import * as Sql from "./internal/Sql.js"
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const dialect = yield* Sql.make
+  // Lease, activity, admission and cancellation times are the backend's, in whole seconds. pg:
+  // `now()`, shared by every instance (FLOOR, because a cast to BIGINT rounds); sqlite: the process clock.
+  const now = sql.literal(
+    dialect.name === "pg"
+      ? "CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT)"
+      : "CAST(strftime('%s', 'now') AS INTEGER)",
+  )
+  // pg draws from a sequence; sqlite has none and takes MAX + 1, safe under its write lock.
+  const nextOrdinal = sql.literal(
+    dialect.name === "pg"
+      ? "nextval('run_conclusion_ordinal')"
+      : "(SELECT COALESCE(MAX(ordinal), 0) + 1 FROM run_outcome)",
+  )
+  const nextLogPosition = sql.literal(
+    dialect.name === "pg" ? "nextval('run_log_position')" : "(SELECT COALESCE(MAX(log_position), 0) + 1 FROM run_seal)",
+  )
+
+  // Read inside `write`: on pg the row lock makes an acquire or a seal wait until this verb ends.
+  const lockLease = (tenant: string, run: RunId) =>
+    sql`SELECT epoch FROM run_lease WHERE tenant = ${tenant} AND run_id = ${run}
+        ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(EpochRow, "run_lease")))
+
+  const sealOf = (tenant: string, run: RunId) =>
+    sql`SELECT outcome FROM run_seal WHERE tenant = ${tenant} AND run_id = ${run}`.pipe(
+      Effect.flatMap(decodeRows(SealRow, "run_seal")),
+    )
+
+  const headOf = (tenant: string, run: RunId) =>
+    sql`SELECT seq, hash FROM journal WHERE tenant = ${tenant} AND run_id = ${run}
+         ORDER BY seq DESC LIMIT 1`.pipe(
+      Effect.flatMap(decodeRows(HeadRow, "journal")),
+      Effect.flatMap(([row]) =>
+        row === undefined
+          ? Effect.succeed<Journal.Head>({ seq: 0, hash: Digest.ZERO })
+          : Effect.map(digestAt(row.hash, row.seq, "hash"), (hash): Journal.Head => ({ seq: row.seq, hash })),
+      ),
+    )
+
+  const leaseOf = (run: RunId, row: LeaseRow) =>
+    Schema.decodeUnknown(Journal.Lease)({ run, owner: row.owner, epoch: row.epoch, expiresAt: row.expires_at }).pipe(
+      Effect.mapError((e) => new Corrupt({ detail: `run_lease: ${e.message}`, seq: 0 })),
+    )
+
+  const notWritten = (what: string) => new Backend({ detail: `${what} was not written` })
+
+  return JournalStore.of({
+    append: (run, epoch, batch) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        return yield* dialect.write(
+          Effect.gen(function* () {
+            // Lease first: append and seal both lock it, so no acquire or seal slips between these checks and the inserts.
+            const [lease] = yield* lockLease(tenant, run)
+            const [sealed] = yield* sealOf(tenant, run)
+            // A sealed run refuses whatever the epoch.
+            if (sealed !== undefined) return yield* new RunSealed({ run, outcome: sealed.outcome })
+            if (lease === undefined || lease.epoch !== epoch)
+              return yield* new Fenced({ run, held: epoch, current: lease?.epoch ?? 0 })
+            // The run's own chain, never a global sequence: seq continues from this head.
+            let head = yield* headOf(tenant, run)
+            const records: Array<Journal.Record> = []
+            for (const entry of batch) {
+              const seq = Seq.make(head.seq + 1)
+              const raw = Journal.body({ ...entry, run, seq })
+              if (raw.length > Journal.MAX_RECORD_BYTES)
+                return yield* new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES })
+              const hash = Digest.chain(head.hash, raw)
+              // Built by reading the written bytes back, so append returns exactly what `read` will.
+              const record = yield* toRecord({
+                run_id: run,
+                seq,
+                prev_hash: digestParam(head.hash),
+                hash: digestParam(hash),
+                raw: Buffer.from(raw),
+                key_id: null,
+                signature: null,
+              })
+              const effect = Option.getOrNull(entry.effectKey)
+              const written = yield* sql`
+                INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw)
+                VALUES (${tenant}, ${run}, ${seq}, ${epoch}, ${entry.kind.kind}, ${effect},
+                        ${Option.getOrNull(entry.case)}, ${digestParam(head.hash)}, ${digestParam(hash)}, ${Buffer.from(raw)})
+                RETURNING seq`.pipe(
+                // The partial unique index `journal_effect_started` is the exactly-once arbiter.
+                Sql.catchSql(
+                  Sql.isUniqueViolation,
+                  (e): Effect.Effect<never, DuplicateEffect | SqlError> =>
+                    entry.kind.kind === "EffectStarted" && effect !== null
+                      ? Effect.fail(new DuplicateEffect({ run, effect }))
+                      : Effect.fail(e),
+                ),
+              )
+              if (written.length === 0) return yield* notWritten(`record ${run}/${seq}`)
+              if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
+                yield* admit(tenant, run, entry.kind.idempotency_key)
+              }
+              if (entry.kind.kind === "RunSealed") {
+                // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
+                const concluded = yield* sql`
+                  INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+                  VALUES (${tenant}, ${run}, ${entry.kind.outcome}, ${nextOrdinal})
+                  ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+                  RETURNING run_id`
+                if (concluded.length === 0) return yield* notWritten(`outcome of ${run}`)
+              }
+              records.push(record)
+              head = { seq, hash }
+            }
+            const lastCase = Option.getOrNull(
+              Option.firstSomeOf(
+                batch
+                  .map((a) => a.case)
+                  .slice()
+                  .reverse(),
+              ),
+            )
+            // A batch with no case keeps the case the run was last stamped with.
+            const touched = yield* sql`
+              INSERT INTO run_activity (tenant, run_id, case_id, updated_at)
+              VALUES (${tenant}, ${run}, ${lastCase}, ${now})
+              ON CONFLICT (tenant, run_id) DO UPDATE
+                 SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id)
+              RETURNING run_id`
+            if (touched.length === 0) return yield* notWritten(`activity of ${run}`)
+            return records
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    acquire: (run, owner, ttlSecs) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const ttl = wholeTtl(ttlSecs)
+        return yield* dialect.write(
+          Effect.gen(function* () {
+            // One upsert settles concurrent acquirers: pg re-checks the WHERE on the row version
+            // the winner committed, so only one of them bumps the epoch. Expired is inclusive: live while now < expires_at.
+            const taken = yield* sql`
+              INSERT INTO run_lease (tenant, run_id, owner, epoch, expires_at)
+              VALUES (${tenant}, ${run}, ${owner}, 1, ${now} + ${ttl})
+              ON CONFLICT (tenant, run_id) DO UPDATE
+                 SET owner = EXCLUDED.owner, epoch = run_lease.epoch + 1, expires_at = EXCLUDED.expires_at
+               WHERE run_lease.owner = '' OR run_lease.expires_at <= ${now}
+              RETURNING owner, epoch, expires_at`.pipe(Effect.flatMap(decodeRows(LeaseRow, "run_lease")))
+            const [row] = taken
+            if (row !== undefined) return yield* leaseOf(run, row)
+            // The upsert left the row locked (pg), so this reads the lease that refused us.
+            const [held] = yield* sql`
+              SELECT owner, epoch, expires_at, ${now} AS now FROM run_lease
+               WHERE tenant = ${tenant} AND run_id = ${run}`.pipe(Effect.flatMap(decodeRows(HeldRow, "run_lease")))
+            if (held === undefined) return yield* notWritten(`lease of ${run}`)
+            return yield* new LeaseHeld({
+              run,
+              owner: held.owner,
+              epoch: held.epoch,
+              remainingSecs: Math.max(0, held.expires_at - held.now),
+            })
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    renew: (run, owner, epoch, ttlSecs) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Only the exact live holder matches; an expired lease is not renewed, since another may acquire it any moment.
+        const [row] = yield* sql`
+          UPDATE run_lease SET expires_at = ${now} + ${wholeTtl(ttlSecs)}
+           WHERE tenant = ${tenant} AND run_id = ${run} AND owner = ${owner} AND owner <> ''
+             AND epoch = ${epoch} AND expires_at > ${now}
+          RETURNING owner, epoch, expires_at`.pipe(Effect.flatMap(decodeRows(LeaseRow, "run_lease")))
+        if (row === undefined) return yield* new LeaseNotHeld({ run, epoch })
+        return yield* leaseOf(run, row)
+      }).pipe(Sql.orBackend),
+
+    releaseLease: (run, epoch) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // The epoch stays so the next acquire goes higher; a stale epoch or a repeat matches no
+        // row, which the contract makes a silent success, so the count is not an error here.
+        yield* sql`
+          UPDATE run_lease SET owner = ''
+           WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}
+          RETURNING run_id`
+      }).pipe(Sql.orBackend),
+
+    abandonedRuns: (limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* sql`
+          SELECT run_id FROM run_lease
+           WHERE tenant = ${tenant} AND owner <> '' AND expires_at <= ${now}
+           ORDER BY expires_at, run_id LIMIT ${Sql.clampLimit(limit)}`.pipe(
+          Effect.flatMap(decodeRows(RunRow, "run_lease")),
+        )
+        return rows.map((r) => r.run_id)
+      }).pipe(Sql.orBackend),
+
+    seal: (run, epoch, outcome) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        return yield* dialect.write(
+          Effect.gen(function* () {
+            // Same lock as append: the head sealed here is the last one any holder wrote.
+            const [lease] = yield* lockLease(tenant, run)
+            const [sealed] = yield* sealOf(tenant, run)
+            if (sealed !== undefined) return yield* new RunSealed({ run, outcome: sealed.outcome })
+            if (lease === undefined || lease.epoch !== epoch)
+              return yield* new Fenced({ run, held: epoch, current: lease?.epoch ?? 0 })
+            const head = yield* headOf(tenant, run)
+            const written = yield* sql`
+              INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
+              VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
+              ON CONFLICT (tenant, run_id) DO NOTHING
+              RETURNING run_id`
+            if (written.length === 0) return yield* notWritten(`seal of ${run}`)
+            return head.hash
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
+    read: (run, from) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* sql`
+          SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
+           WHERE tenant = ${tenant} AND run_id = ${run} AND seq >= ${Math.floor(from)}
+           ORDER BY seq`.pipe(Effect.flatMap(decodeRows(JournalRow, "journal")))
+        return yield* Effect.forEach(rows, toRecord)
+      }).pipe(Sql.orBackend),
+
+    head: (run) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        return yield* headOf(tenant, run)
+      }).pipe(Sql.orBackend),
+
+    runsByOutcome: (outcome, limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* sql`
+          SELECT run_id FROM run_outcome WHERE tenant = ${tenant} AND outcome = ${outcome}
+           ORDER BY ordinal DESC, run_id DESC LIMIT ${Sql.clampLimit(limit)}`.pipe(
+          Effect.flatMap(decodeRows(RunRow, "run_outcome")),
+        )
+        return rows.map((r) => r.run_id)
+      }).pipe(Sql.orBackend),
+
+    admittedAs: (key) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* sql`SELECT run_id FROM run_admission WHERE tenant = ${tenant} AND key = ${key}`.pipe(
+          Effect.flatMap(decodeRows(RunRow, "run_admission")),
+        )
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.run_id)
+      }).pipe(Sql.orBackend),
+
+    forgetAdmissions: (olderThan) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Inclusive: a key admitted exactly at `olderThan` is freed.
+        const freed = yield* sql`
+          DELETE FROM run_admission WHERE tenant = ${tenant} AND admitted_at <= ${olderThan}
+          RETURNING key`
+        return freed.length
+      }).pipe(Sql.orBackend),
+
+    recentRuns: (after, limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Strictly after the cursor in (updated_at desc, run desc): the order is total, so pages neither overlap nor skip.
+        const rows = yield* sql`
+          SELECT run_id, updated_at, case_id FROM run_activity
+           WHERE tenant = ${tenant}
+           ${Option.match(after, {
+             onNone: () => sql.literal(""),
+             onSome: (c) =>
+               sql`AND (updated_at < ${c.updatedAt} OR (updated_at = ${c.updatedAt} AND run_id < ${c.run}))`,
+           })}
+           ORDER BY updated_at DESC, run_id DESC LIMIT ${Sql.clampLimit(limit)}`.pipe(
+          Effect.flatMap(decodeRows(ActivityRow, "run_activity")),
+        )
+        return rows.map(
+          (r): Journal.RecentRun => ({ run: r.run_id, updatedAt: r.updated_at, case: Option.fromNullable(r.case_id) }),
+        )
+      }).pipe(Sql.orBackend),
+
+    caseHistory: (kase, limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Run ids are time-ordered, so (run, seq) is oldest first.
+        const rows = yield* sql`
+          SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
+           WHERE tenant = ${tenant} AND case_id = ${kase}
+           ORDER BY run_id, seq LIMIT ${Sql.clampLimit(limit)}`.pipe(Effect.flatMap(decodeRows(JournalRow, "journal")))
+        return yield* Effect.forEach(rows, toRecord)
+      }).pipe(Sql.orBackend),
+
+    requestCancel: (run, actor, reason) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // The first request wins; a later one inserts nothing and reports false.
+        const stored = yield* sql`
+          INSERT INTO run_cancel (tenant, run_id, actor, reason, requested_at)
+          VALUES (${tenant}, ${run}, ${actor}, ${reason}, ${now})
+          ON CONFLICT (tenant, run_id) DO NOTHING
+          RETURNING run_id`
+        return stored.length > 0
+      }).pipe(Sql.orBackend),
+
+    cancellation: (run) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* sql`
+          SELECT actor, reason FROM run_cancel WHERE tenant = ${tenant} AND run_id = ${run}`.pipe(
+          Effect.flatMap(decodeRows(CancelRow, "run_cancel")),
+        )
+        return Option.map(
+          Option.fromNullable(rows[0]),
+          (r): Journal.Cancellation => ({ actor: r.actor, reason: r.reason }),
+        )
+      }).pipe(Sql.orBackend),
+
+    verify: (run) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* dialect.read(
+          sql`SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
+               WHERE tenant = ${tenant} AND run_id = ${run} ORDER BY seq`.pipe(
+            Effect.flatMap(decodeRows(JournalRow, "journal")),
+          ),
+        )
+        let head: Journal.Head = { seq: 0, hash: Digest.ZERO }
+        for (const row of rows) {
+          const expected = head.seq + 1
+          // A gap names the first missing seq, not the row after it.
+          if (row.seq !== expected)
+            return yield* new Corrupt({ detail: `journal: seq ${expected} is missing`, seq: expected })
+          const record = yield* toRecord(row)
+          if (record.prevHash !== head.hash)
+            return yield* new Corrupt({ detail: "journal: prev_hash does not match the predecessor", seq: row.seq })
+          // Recomputed from the stored bytes, never from a re-serialisation of the decoded record.
+          if (Digest.chain(head.hash, row.raw) !== record.hash)
+            return yield* new Corrupt({ detail: "journal: hash does not match the stored bytes", seq: row.seq })
+          head = { seq: row.seq, hash: record.hash }
+        }
+        return head
+      }).pipe(Sql.orBackend),
+
+    isShared: dialect.name === "pg",
+  })
+
+  // The key claim of a keyed admission; a claimed key fails the whole batch, so it claims nothing.
+  function admit(tenant: string, run: RunId, key: string) {
+    return Effect.gen(function* () {
+      // pg: a concurrent claim of the same key waits here for the other transaction, then conflicts.
+      const claimed = yield* sql`
+        INSERT INTO run_admission (tenant, key, run_id, admitted_at) VALUES (${tenant}, ${key}, ${run}, ${now})
+        ON CONFLICT (tenant, key) DO NOTHING
+        RETURNING run_id`
+      if (claimed.length > 0) return
+      const [holder] = yield* sql`SELECT run_id FROM run_admission WHERE tenant = ${tenant} AND key = ${key}`.pipe(
+        Effect.flatMap(decodeRows(RunRow, "run_admission")),
+      )
+      if (holder === undefined) return yield* notWritten(`admission ${key}`)
+      return yield* new DuplicateAdmission({ key, run: holder.run_id })
+    })
+  }
+})
+
+/** JournalStore on whichever `SqlClient` is provided: `@effect/sql-pg` or `@effect/sql-sqlite-node`. */
+export const layer: Layer.Layer<JournalStore, never, SqlClient.SqlClient> = Layer.effect(JournalStore, make)
+
+// internal
+
+const RECORD_COLUMNS = "run_id, seq, prev_hash, hash, raw, key_id, signature"
+
+const JournalRow = Schema.Struct({
+  run_id: Schema.String,
+  seq: Int8,
+  prev_hash: Schema.Uint8ArrayFromSelf,
+  hash: Schema.Uint8ArrayFromSelf,
+  raw: Schema.Uint8ArrayFromSelf,
+  key_id: Schema.NullOr(Schema.String),
+  signature: Schema.NullOr(Schema.String),
+})
+type JournalRow = typeof JournalRow.Type
+
+const EpochRow = Schema.Struct({ epoch: Int8 })
+const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
+const HeadRow = Schema.Struct({ seq: Int8, hash: Schema.Uint8ArrayFromSelf })
+const LeaseRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8 })
+type LeaseRow = typeof LeaseRow.Type
+const HeldRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8, now: Int8 })
+const RunRow = Schema.Struct({ run_id: RunId })
+const ActivityRow = Schema.Struct({
+  run_id: RunId,
+  updated_at: Schema.compose(Int8, Timestamp),
+  case_id: Schema.NullOr(CaseId),
+})
+const CancelRow = Schema.Struct({ actor: Schema.String, reason: Schema.String })
+
+/** Journal damage names its seq (0 when the seq itself is unreadable). */
+const corruptAt = (seq: number, detail: string) =>
+  new Corrupt({ detail: `journal: ${detail}`, seq: Number.isSafeInteger(seq) && seq > 0 ? seq : 0 })
+
+const digestAt = (bytes: Uint8Array, seq: number, column: string) =>
+  Either.match(Digest.fromBytes(bytes), {
+    onLeft: (detail) => Effect.fail(corruptAt(seq, `${column}: ${detail}`)),
+    onRight: Effect.succeed,
+  })
+
+/** A stored row → record: the body is decoded from `raw` and must name the row's run and seq. */
+const toRecord = (row: JournalRow) =>
+  Effect.gen(function* () {
+    const prevHash = yield* digestAt(row.prev_hash, row.seq, "prev_hash")
+    const hash = yield* digestAt(row.hash, row.seq, "hash")
+    const body = Journal.parseBody(row.raw)
+    if (Either.isLeft(body)) return yield* corruptAt(row.seq, body.left)
+    const b = body.right
+    if (b.run !== row.run_id || b.seq !== row.seq) return yield* corruptAt(row.seq, "body names another run or seq")
+    const attestation =
+      row.key_id !== null && row.signature !== null
+        ? Option.some(new Journal.Attestation({ keyId: row.key_id, signature: row.signature }))
+        : Option.none()
+    return new Journal.Record({ ...b, prevHash, hash, attestation, raw: Buffer.from(row.raw) })
+  })
+
+// TTLs are whole seconds >= 1; a fractional or smaller one is taken as the nearest whole second >= 1.
+const wholeTtl = (ttl: number): number => (Number.isFinite(ttl) ? Math.max(1, Math.floor(ttl)) : 1)

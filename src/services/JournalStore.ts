@@ -1,0 +1,70 @@
+/**
+ * JournalStore (§6): the plan of record. Fencing (only the lease holder writes), exactly-once
+ * (an effect starts once per run) and chaining (each record commits to its predecessor) hold in
+ * the same transaction. Lease, activity, admission and cancellation times come from the
+ * backend's clock; every other instant is the caller's.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { Digest } from "../domain/Digest.js"
+import type { CaseId, Epoch, RunId } from "../domain/Ids.js"
+import type { Append, Cancellation, Cursor, Head, Lease, RecentRun, Record, RunOutcome } from "../domain/Journal.js"
+import type { Tenant } from "../domain/Tenant.js"
+import type { Timestamp } from "../domain/Time.js"
+import type {
+  Backend,
+  Corrupt,
+  DuplicateAdmission,
+  DuplicateEffect,
+  Fenced,
+  LeaseHeld,
+  LeaseNotHeld,
+  RecordTooLarge,
+  RunSealed,
+} from "../errors/StoreError.js"
+
+type Op<A, E = never> = Effect.Effect<A, Backend | E, Tenant>
+type Read<A, E = never> = Op<A, Corrupt | E>
+
+export class JournalStore extends Context.Tag("agentplane/JournalStore")<
+  JournalStore,
+  {
+    /** Appends the batch at head + 1… in one transaction under the run's current epoch and returns the records; all or nothing: `RunSealed`, `Fenced`, `RecordTooLarge`, `DuplicateEffect` or `DuplicateAdmission` write nothing. */
+    readonly append: (
+      run: RunId,
+      epoch: Epoch,
+      batch: readonly [Append, ...ReadonlyArray<Append>],
+    ) => Read<ReadonlyArray<Record>, RunSealed | Fenced | RecordTooLarge | DuplicateEffect | DuplicateAdmission>
+    /** Claims a run with no lease, a released or an expired one at epoch previous + 1 (first 1); a live lease fails with `LeaseHeld`, even for the same owner. */
+    readonly acquire: (run: RunId, owner: string, ttlSecs: number) => Read<Lease, LeaseHeld>
+    /** Extends the live, unreleased lease held by exactly (owner, epoch) by `ttlSecs` from now; anything else fails with `LeaseNotHeld`. */
+    readonly renew: (run: RunId, owner: string, epoch: Epoch, ttlSecs: number) => Read<Lease, LeaseNotHeld>
+    /** Frees the lease when `epoch` is current (owner blanked, epoch kept); a stale epoch or a repeat is a silent no-op. */
+    readonly releaseLease: (run: RunId, epoch: Epoch) => Op<void>
+    /** Runs whose lease expired with an owner still on it, earliest expiry first (ties by run). */
+    readonly abandonedRuns: (limit: number) => Read<ReadonlyArray<RunId>>
+    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten); a stale epoch fails with `Fenced`, a second seal with `RunSealed`. */
+    readonly seal: (run: RunId, epoch: Epoch, outcome: RunOutcome) => Read<Digest, Fenced | RunSealed>
+    /** The run's records with `seq >= from`, ascending; empty for an unwritten run; a body that does not decode is `Corrupt{seq}`. */
+    readonly read: (run: RunId, from: number) => Read<ReadonlyArray<Record>>
+    /** `{seq, hash}` of the run's last record; `{0, ZERO}` for an unwritten run. */
+    readonly head: (run: RunId) => Read<Head>
+    /** Runs whose latest `RunSealed` record names `outcome`, most recent conclusion first. */
+    readonly runsByOutcome: (outcome: RunOutcome, limit: number) => Read<ReadonlyArray<RunId>>
+    /** The run holding the admission key; none when unclaimed. */
+    readonly admittedAs: (key: string) => Read<Option.Option<RunId>>
+    /** Frees every admission key admitted at or before `olderThan` and returns how many; runs are untouched. */
+    readonly forgetAdmissions: (olderThan: Timestamp) => Op<number>
+    /** Runs by (updatedAt desc, run desc), strictly after the cursor when given; paging reassembles the full list exactly. */
+    readonly recentRuns: (after: Option.Option<Cursor>, limit: number) => Read<ReadonlyArray<RecentRun>>
+    /** Records stamped with the case, oldest first by (run, seq). */
+    readonly caseHistory: (kase: CaseId, limit: number) => Read<ReadonlyArray<Record>>
+    /** Stores the first cancellation request of a run (`true`); later ones change nothing (`false`); needs no lease. */
+    readonly requestCancel: (run: RunId, actor: string, reason: string) => Op<boolean>
+    /** The stored cancellation request; none when there is none. */
+    readonly cancellation: (run: RunId) => Read<Option.Option<Cancellation>>
+    /** Recomputes the run's chain from the stored bytes and returns its head; the first break is `Corrupt{seq}`. */
+    readonly verify: (run: RunId) => Read<Head>
+    /** True when several instances share the journal (PostgreSQL), false on SQLite. */
+    readonly isShared: boolean
+  }
+>() {}
