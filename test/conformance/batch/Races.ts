@@ -4,29 +4,15 @@
  * correctness with the same assertions.
  */
 import { describe } from "@effect/vitest"
-import { Effect, FastCheck, Option } from "effect"
+import { Effect, Option } from "effect"
 import { generateBatchId, generateRunId } from "../../../src/domain/Ids.js"
 import { BatchPlanChanged } from "../../../src/errors/StoreError.js"
 import { BatchStore } from "../../../src/services/BatchStore.js"
 import { assert } from "../../support/Assert.js"
 import { type Backend, onPool } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
+import { fire, runs, shape } from "../../support/Races.js"
 import { openBatch, type Tester } from "./Fixtures.js"
-
-const shape = { fibers: FastCheck.integer({ min: 2, max: 24 }), pool: FastCheck.integer({ min: 2, max: 4 }) }
-const runs = {
-  fastCheck: {
-    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
-    interruptAfterTimeLimit: 40_000,
-    markInterruptAsFailure: true,
-  },
-}
-
-const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
-  Effect.all(
-    Array.from({ length: n }, (_, i) => f(i)),
-    { concurrency: "unbounded" },
-  )
 
 export const races = (test: Tester, backend: Backend) => {
   describe("races", () => {
@@ -38,7 +24,7 @@ export const races = (test: Tester, backend: Backend) => {
           const store = yield* BatchStore
           const b = yield* openBatch()
           const offered = Array.from({ length: fibers }, () => generateRunId())
-          const got = yield* all(fibers, (i) => store.reserve(b, "0001", offered[i] ?? generateRunId()))
+          const got = yield* fire(fibers, (i) => store.reserve(b, "0001", offered[i] ?? generateRunId()))
           const first = got[0]?.run
           assert.include(offered, first)
           for (const r of got) assert.strictEqual(r.run, first)
@@ -59,7 +45,7 @@ export const races = (test: Tester, backend: Backend) => {
           const store = yield* BatchStore
           const id = generateBatchId()
           const digestOf = (i: number) => (i % 2 === 0 ? "plan-even" : "plan-odd")
-          const results = yield* all(fibers, (i) => Effect.either(store.open(id, digestOf(i))))
+          const results = yield* fire(fibers, (i) => Effect.either(store.open(id, digestOf(i))))
           const stored = Option.getOrThrow(yield* store.planDigest(id))
           assert.include(["plan-even", "plan-odd"], stored)
           for (const [i, r] of results.entries()) {

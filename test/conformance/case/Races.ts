@@ -5,29 +5,15 @@
  */
 import { randomUUID } from "node:crypto"
 import { describe } from "@effect/vitest"
-import { Effect, FastCheck, Option } from "effect"
+import { Effect, Option } from "effect"
 import { CaseVersion, generateRunId } from "../../../src/domain/Ids.js"
 import { CaseConflict } from "../../../src/errors/StoreError.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
 import { assert } from "../../support/Assert.js"
 import { type Backend, onPool, type Tester } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
+import { fire, runs, shape } from "../../support/Races.js"
 import { at, key, open, read } from "./Fixtures.js"
-
-const shape = { fibers: FastCheck.integer({ min: 2, max: 24 }), pool: FastCheck.integer({ min: 2, max: 4 }) }
-const runs = {
-  fastCheck: {
-    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
-    interruptAfterTimeLimit: 40_000,
-    markInterruptAsFailure: true,
-  },
-}
-
-const fire = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
-  Effect.all(
-    Array.from({ length: n }, (_, i) => f(i)),
-    { concurrency: "unbounded" },
-  )
 
 export const races = (test: Tester, backend: Backend) => {
   describe("races", () => {

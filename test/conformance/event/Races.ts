@@ -5,36 +5,22 @@
  */
 import { randomUUID } from "node:crypto"
 import { describe } from "@effect/vitest"
-import { Effect, FastCheck, Option } from "effect"
+import { Effect, Option } from "effect"
 import { BufferedEvent, TargetedDelivery } from "../../../src/domain/Event.js"
 import { generateRunId } from "../../../src/domain/Ids.js"
 import { EventStore } from "../../../src/services/EventStore.js"
 import { assert } from "../../support/Assert.js"
 import { type Backend, onPool } from "../../support/Backend.js"
+import { fire, runs, shape } from "../../support/Races.js"
 import { asStored, at, buffered, event, key, stored, type Tester, wait } from "./Fixtures.js"
-
-const shape = { fibers: FastCheck.integer({ min: 2, max: 24 }), pool: FastCheck.integer({ min: 2, max: 4 }) }
-const runs = {
-  fastCheck: {
-    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
-    interruptAfterTimeLimit: 40_000,
-    markInterruptAsFailure: true,
-  },
-}
-
-const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
-  Effect.all(
-    Array.from({ length: n }, (_, i) => f(i)),
-    { concurrency: "unbounded" },
-  )
 
 /**
  * Opens the pool's connections before the race: a cold pool connects one fiber at a time, and the
  * race then runs serially (a claim with no lock at all passed 91 runs that way, and failed warm).
  */
-const warm = Effect.flatMap(EventStore, (store) => all(8, () => store.waiting(1)))
+const warm = Effect.flatMap(EventStore, (store) => fire(8, () => store.waiting(1)))
 
-const race = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) => Effect.zipRight(warm, all(n, f))
+const race = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) => Effect.zipRight(warm, fire(n, f))
 
 export const races = (test: Tester, backend: Backend) => {
   describe("races", () => {

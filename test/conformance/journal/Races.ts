@@ -4,29 +4,15 @@
  * serial correctness with the same assertions.
  */
 import { describe } from "@effect/vitest"
-import { Effect, FastCheck, Option } from "effect"
+import { Effect, Option } from "effect"
 import { generateRunId } from "../../../src/domain/Ids.js"
 import { DuplicateAdmission, DuplicateEffect, Fenced, LeaseHeld } from "../../../src/errors/StoreError.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
 import type { Backend } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
+import { fire, runs, shape } from "../../support/Races.js"
 import { admitted, effectKey, leased, note, one, onPool, started, type Tester } from "./Fixtures.js"
-
-const shape = { fibers: FastCheck.integer({ min: 2, max: 24 }), pool: FastCheck.integer({ min: 2, max: 4 }) }
-const runs = {
-  fastCheck: {
-    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
-    interruptAfterTimeLimit: 40_000,
-    markInterruptAsFailure: true,
-  },
-}
-
-const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
-  Effect.all(
-    Array.from({ length: n }, (_, i) => f(i)),
-    { concurrency: "unbounded" },
-  )
 
 export const races = (test: Tester, backend: Backend) => {
   describe("races", () => {
@@ -37,7 +23,7 @@ export const races = (test: Tester, backend: Backend) => {
         Effect.gen(function* () {
           const store = yield* JournalStore
           const run = generateRunId()
-          const results = yield* all(fibers, (i) => Effect.either(store.acquire(run, `worker-${i}`, 60)))
+          const results = yield* fire(fibers, (i) => Effect.either(store.acquire(run, `worker-${i}`, 60)))
           const winners = results.flatMap((r) => (r._tag === "Right" ? [r.right] : []))
           assert.strictEqual(winners.length, 1)
           const [won] = winners
@@ -67,7 +53,7 @@ export const races = (test: Tester, backend: Backend) => {
           // The takeover races the old holder's appends: each lands before it or is Fenced.
           const takeover = Effect.zipRight(store.releaseLease(run, epoch), store.acquire(run, "worker-b", 60))
           const [results, next] = yield* Effect.all(
-            [all(fibers, (i) => Effect.either(store.append(run, epoch, one(note(`old ${i}`))))), takeover],
+            [fire(fibers, (i) => Effect.either(store.append(run, epoch, one(note(`old ${i}`))))), takeover],
             { concurrency: "unbounded" },
           )
           const landed = results.filter((r) => r._tag === "Right").length
@@ -95,7 +81,7 @@ export const races = (test: Tester, backend: Backend) => {
           const store = yield* JournalStore
           const { run, epoch } = yield* leased()
           const key = effectKey()
-          const results = yield* all(fibers, () => Effect.either(store.append(run, epoch, one(started(key)))))
+          const results = yield* fire(fibers, () => Effect.either(store.append(run, epoch, one(started(key)))))
           assert.strictEqual(results.filter((r) => r._tag === "Right").length, 1)
           for (const r of results) {
             if (r._tag === "Left") assertError(r.left, new DuplicateEffect({ run, effect: key }))
@@ -113,7 +99,7 @@ export const races = (test: Tester, backend: Backend) => {
           const store = yield* JournalStore
           const { run, epoch } = yield* leased()
           const sizes = Array.from({ length: fibers }, (_, i) => 1 + (i % 3))
-          yield* all(fibers, (i) =>
+          yield* fire(fibers, (i) =>
             store.append(run, epoch, [
               note(`${i}.0`),
               ...Array.from({ length: (sizes[i] ?? 1) - 1 }, (_, j) => note(`${i}.${j + 1}`)),
@@ -137,8 +123,8 @@ export const races = (test: Tester, backend: Backend) => {
         Effect.gen(function* () {
           const store = yield* JournalStore
           const key = `order-${generateRunId()}`
-          const contenders = yield* all(fibers, () => leased())
-          const results = yield* all(fibers, (i) => {
+          const contenders = yield* fire(fibers, () => leased())
+          const results = yield* fire(fibers, (i) => {
             const c = contenders[i]
             return c === undefined
               ? Effect.die("no contender")

@@ -4,7 +4,7 @@
  * correctness with the same assertions.
  */
 import { describe } from "@effect/vitest"
-import { Effect, FastCheck, Option } from "effect"
+import { Effect, Option } from "effect"
 import { generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant } from "../../../src/domain/Tenant.js"
 import { TooManyRuns } from "../../../src/errors/QuotaError.js"
@@ -12,29 +12,15 @@ import { QuotaStore } from "../../../src/services/QuotaStore.js"
 import { assert } from "../../support/Assert.js"
 import { asFreshTenant, type Backend, freshTenant, onPool } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
+import { fire, runs, shape } from "../../support/Races.js"
 import { at, limit, pooled, spend, type Tester } from "./Fixtures.js"
-
-const shape = { fibers: FastCheck.integer({ min: 2, max: 24 }), pool: FastCheck.integer({ min: 2, max: 4 }) }
-const runs = {
-  fastCheck: {
-    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
-    interruptAfterTimeLimit: 40_000,
-    markInterruptAsFailure: true,
-  },
-}
-
-const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
-  Effect.all(
-    Array.from({ length: n }, (_, i) => f(i)),
-    { concurrency: "unbounded" },
-  )
 
 /** N distinct runs reserve against `ceiling` at once: exactly min(N, ceiling) are admitted. */
 const admitExactly = (fibers: number, ceiling: number) =>
   Effect.gen(function* () {
     const store = yield* QuotaStore
     const tenant = yield* Tenant
-    const results = yield* all(fibers, (i) => Effect.either(store.reserve(generateRunId(), limit(ceiling), at(i))))
+    const results = yield* fire(fibers, (i) => Effect.either(store.reserve(generateRunId(), limit(ceiling), at(i))))
     const admitted = results.filter((r) => r._tag === "Right").length
     const expected = Math.min(fibers, ceiling)
     assert.strictEqual(admitted, expected)
@@ -66,7 +52,7 @@ export const races = (test: Tester, backend: Backend) => {
         Effect.gen(function* () {
           const store = yield* QuotaStore
           const run = generateRunId()
-          yield* all(fibers, (i) => store.reserve(run, limit(1), at(i)))
+          yield* fire(fibers, (i) => store.reserve(run, limit(1), at(i)))
           assert.strictEqual(yield* store.running(), 1)
         }).pipe(onPool(backend, pool)),
       runs,
@@ -78,7 +64,7 @@ export const races = (test: Tester, backend: Backend) => {
       ({ fibers, pool }) =>
         Effect.gen(function* () {
           const store = yield* QuotaStore
-          yield* all(fibers, (i) => store.accrue("2026-11", spend(i + 1, 2 * (i + 1))))
+          yield* fire(fibers, (i) => store.accrue("2026-11", spend(i + 1, 2 * (i + 1))))
           const total = (fibers * (fibers + 1)) / 2
           assert.deepStrictEqual(yield* store.spent("2026-11"), spend(total, 2 * total))
         }).pipe(onPool(backend, pool)),

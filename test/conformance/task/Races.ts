@@ -4,20 +4,13 @@
  * correctness with the same assertions.
  */
 import { describe } from "@effect/vitest"
-import { Effect, FastCheck, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TaskStore } from "../../../src/services/TaskStore.js"
 import { assert } from "../../support/Assert.js"
 import { type Backend, onPool } from "../../support/Backend.js"
+import { fire, runs, shape } from "../../support/Races.js"
 import { opened, read, type Tester } from "./Fixtures.js"
 
-const shape = { fibers: FastCheck.integer({ min: 2, max: 24 }), pool: FastCheck.integer({ min: 2, max: 4 }) }
-const runs = {
-  fastCheck: {
-    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
-    interruptAfterTimeLimit: 40_000,
-    markInterruptAsFailure: true,
-  },
-}
 /**
  * The issue's case: sixteen reviewers through two connections, which deadlocked the seed's first
  * claim. fast-check takes an example as the property's argument tuple (one record here); the
@@ -30,12 +23,6 @@ const sixteenThroughTwo = {
   },
 }
 
-const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
-  Effect.all(
-    Array.from({ length: n }, (_, i) => f(i)),
-    { concurrency: "unbounded" },
-  )
-
 const tagOf = (e: unknown): string => (e as { _tag?: string })._tag ?? String(e)
 
 export const races = (test: Tester, backend: Backend) => {
@@ -47,7 +34,7 @@ export const races = (test: Tester, backend: Backend) => {
         Effect.gen(function* () {
           const store = yield* TaskStore
           const t = yield* opened({ candidateRoles: ["ops"] })
-          const results = yield* all(fibers, (i) => Effect.either(store.claim(t.id, `r${i}`, ["ops"])))
+          const results = yield* fire(fibers, (i) => Effect.either(store.claim(t.id, `r${i}`, ["ops"])))
           const winners = results.flatMap((r) => (r._tag === "Right" ? [r.right] : []))
           assert.strictEqual(winners.length, 1)
           const holder = Option.getOrThrow(winners[0]?.assignee ?? Option.none())
@@ -71,8 +58,8 @@ export const races = (test: Tester, backend: Backend) => {
           const store = yield* TaskStore
           // One claim and one expiry per task, all started together: many chances per run for the
           // expiry to land between a claim's eligibility read and its write.
-          const tasks = yield* all(fibers, () => opened())
-          const results = yield* all(fibers * 2, (i) => {
+          const tasks = yield* fire(fibers, () => opened())
+          const results = yield* fire(fibers * 2, (i) => {
             const t = tasks[Math.floor(i / 2)]
             if (t === undefined) return Effect.die("no task")
             const outcome = { onFailure: tagOf, onSuccess: () => "ok" }
@@ -94,7 +81,7 @@ export const races = (test: Tester, backend: Backend) => {
           const store = yield* TaskStore
           const t = yield* opened()
           yield* store.claim(t.id, "gone", [])
-          const results = yield* all(fibers, (i) => Effect.either(store.takeOver(t.id, "gone", `r${i}`, [])))
+          const results = yield* fire(fibers, (i) => Effect.either(store.takeOver(t.id, "gone", `r${i}`, [])))
           const winners = results.flatMap((r, i) => (r._tag === "Right" ? [`r${i}`] : []))
           assert.strictEqual(winners.length, 1)
           for (const r of results) {

@@ -9,6 +9,7 @@ import type { Timer } from "../../../src/domain/Timer.js"
 import { TimerStore } from "../../../src/services/TimerStore.js"
 import { assert } from "../../support/Assert.js"
 import { type Backend, onPool } from "../../support/Backend.js"
+import { fire, runs } from "../../support/Races.js"
 import { arm, at, id, type Tester, timer } from "./Fixtures.js"
 
 const shape = {
@@ -17,19 +18,6 @@ const shape = {
   timers: FastCheck.integer({ min: 1, max: 30 }),
   limit: FastCheck.integer({ min: 1, max: 32 }),
 }
-const runs = {
-  fastCheck: {
-    numRuns: Number(process.env.AGENTPLANE_RACE_RUNS ?? 8),
-    interruptAfterTimeLimit: 40_000,
-    markInterruptAsFailure: true,
-  },
-}
-
-const all = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
-  Effect.all(
-    Array.from({ length: n }, (_, i) => f(i)),
-    { concurrency: "unbounded" },
-  )
 
 /** One sweeper: claims at `now` in batches of `limit` until a call comes back empty. */
 const sweep = (now: number, limit: number) =>
@@ -60,9 +48,9 @@ export const races = (test: Tester, backend: Backend) => {
           const timers = Array.from({ length: m }, (_, i) => timer(1_000 + (i % 7)))
           const later = timer(5_000)
           yield* arm(...timers, later)
-          exactlyOnce(yield* all(fibers, () => sweep(1_010, limit)), timers)
-          exactlyOnce(yield* all(fibers, () => sweep(1_069, limit)), [])
-          exactlyOnce(yield* all(fibers, () => sweep(1_070, limit)), timers)
+          exactlyOnce(yield* fire(fibers, () => sweep(1_010, limit)), timers)
+          exactlyOnce(yield* fire(fibers, () => sweep(1_069, limit)), [])
+          exactlyOnce(yield* fire(fibers, () => sweep(1_070, limit)), timers)
         }).pipe(onPool(backend, pool)),
       runs,
     )
