@@ -114,7 +114,9 @@ describe("Canonical.text (RFC 8785 / JCS)", () => {
   it("is JSON text that parses back to an equal value", () => {
     FastCheck.assert(
       FastCheck.property(FastCheck.jsonValue(), (value) => {
-        expect(JSON.parse(text(value as Json))).toEqual(value)
+        // JSON has no negative zero: -0 is written 0 (RFC 8785 §3.2.2.3), so compare with what
+        // plain JSON makes of the value, which turns -0 into 0 the same way.
+        expect(JSON.parse(text(value as Json))).toEqual(JSON.parse(JSON.stringify(value)))
       }),
     )
   })
