@@ -75,19 +75,27 @@ export const make = Effect.gen(function* () {
 
   const notWritten = (what: string) => new Backend({ detail: `${what} was not written` })
 
+  /**
+   * What append and seal both require, inside their transaction: the run is not sealed (whatever
+   * the epoch) and `epoch` is its current lease epoch. The lease row is locked first, so no
+   * acquire or seal slips between this check and the caller's writes.
+   */
+  const mustHold = (tenant: string, run: RunId, epoch: number) =>
+    Effect.gen(function* () {
+      const [lease] = yield* lockLease(tenant, run)
+      const [sealed] = yield* sealOf(tenant, run)
+      if (sealed !== undefined) return yield* new RunSealed({ run, outcome: sealed.outcome })
+      if (lease === undefined || lease.epoch !== epoch)
+        return yield* new Fenced({ run, held: epoch, current: lease?.epoch ?? 0 })
+    })
+
   return JournalStore.of({
     append: (run, epoch, batch) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
         return yield* dialect.write(
           Effect.gen(function* () {
-            // Lease first: append and seal both lock it, so no acquire or seal slips between these checks and the inserts.
-            const [lease] = yield* lockLease(tenant, run)
-            const [sealed] = yield* sealOf(tenant, run)
-            // A sealed run refuses whatever the epoch.
-            if (sealed !== undefined) return yield* new RunSealed({ run, outcome: sealed.outcome })
-            if (lease === undefined || lease.epoch !== epoch)
-              return yield* new Fenced({ run, held: epoch, current: lease?.epoch ?? 0 })
+            yield* mustHold(tenant, run, epoch)
             // The run's own chain, never a global sequence: seq continues from this head.
             let head = yield* headOf(tenant, run)
             const records: Array<Journal.Record> = []
@@ -232,12 +240,8 @@ export const make = Effect.gen(function* () {
         const tenant = yield* Tenant
         return yield* dialect.write(
           Effect.gen(function* () {
-            // Same lock as append: the head sealed here is the last one any holder wrote.
-            const [lease] = yield* lockLease(tenant, run)
-            const [sealed] = yield* sealOf(tenant, run)
-            if (sealed !== undefined) return yield* new RunSealed({ run, outcome: sealed.outcome })
-            if (lease === undefined || lease.epoch !== epoch)
-              return yield* new Fenced({ run, held: epoch, current: lease?.epoch ?? 0 })
+            // Same check as append: the head sealed here is the last one any holder wrote.
+            yield* mustHold(tenant, run, epoch)
             const head = yield* headOf(tenant, run)
             const written = yield* sql`
               INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
