@@ -13,7 +13,7 @@ describe("postgres", () => {
   CaseStore.suite(backend)
   EventStore.suite(backend)
   TimerStore.suite(backend)
-  TaskStore.suite(backend, { explain: TaskStore.postgresExplain })
+  TaskStore.suite(backend)
   BatchStore.suite(backend)
   QuotaStore.suite(backend)
   JournalStore.suite(backend)

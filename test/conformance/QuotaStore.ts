@@ -1,8 +1,8 @@
 /**
  * The QuotaStore battery (§5.6): every contract sentence, run against any backend.
  */
-import { describe, layer } from "@effect/vitest"
-import type { Backend } from "../support/Backend.js"
+import { describe } from "@effect/vitest"
+import { type Backend, battery } from "../support/Backend.js"
 import { admission } from "./quota/Admission.js"
 import { halt } from "./quota/Halt.js"
 import { races } from "./quota/Races.js"
@@ -11,12 +11,11 @@ import { tenancy } from "./quota/Tenancy.js"
 
 export const suite = (backend: Backend) =>
   describe("QuotaStore", () => {
-    // Real databases and real time: the TestClock would only stall the driver's timers.
-    layer(backend.layer, { excludeTestServices: true })((it) => {
-      admission(it.effect)
-      halt(it.effect)
-      spend(it.effect)
-      tenancy(it.effect)
-      races(it.effect, backend)
+    battery(backend, (test) => {
+      admission(test)
+      halt(test)
+      spend(test)
+      tenancy(test)
+      races(test, backend)
     })
   })

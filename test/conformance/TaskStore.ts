@@ -1,41 +1,26 @@
 /**
  * The TaskStore battery (§5.4): every contract sentence, run against any backend.
  */
-import { SqlClient } from "@effect/sql"
-import { describe, layer } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import type { Backend } from "../support/Backend.js"
+import { describe } from "@effect/vitest"
+import { Option } from "effect"
+import { type Backend, battery } from "../support/Backend.js"
 import { claims } from "./task/Claims.js"
 import { damage } from "./task/Damage.js"
-import { type Explain, queue } from "./task/Queue.js"
+import { queue } from "./task/Queue.js"
 import { races } from "./task/Races.js"
 import { records } from "./task/Records.js"
 import { tenancy } from "./task/Tenancy.js"
 
-export interface Options {
-  /** How to ask the backend's planner for a statement's plan; where given, the battery checks the queue's index. */
-  readonly explain?: Explain
-}
-
-/** PostgreSQL's plan for a statement, one line per plan node. */
-export const postgresExplain: Explain = (statement) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`EXPLAIN ${statement}`
-    return Schema.decodeUnknownSync(Schema.Array(Schema.Struct({ "QUERY PLAN": Schema.String })))(rows)
-      .map((r) => r["QUERY PLAN"])
-      .join("\n")
-  })
-
-export const suite = (backend: Backend, options: Options = {}) =>
+export const suite = (backend: Backend) =>
   describe("TaskStore", () => {
-    // Real databases and real time: the TestClock would only stall the driver's timers.
-    layer(backend.layer, { excludeTestServices: true })((it) => {
-      records(it.effect)
-      claims(it.effect)
-      queue(it.effect, options.explain)
-      tenancy(it.effect)
-      damage(it.effect)
-      races(it.effect, backend)
+    battery(backend, (test, sql) => {
+      records(test)
+      claims(test)
+      // The plan check runs only where the backend has a planner worth asking.
+      queue(test, Option.all({ test: sql, explain: Option.flatMap(backend.sql, (s) => s.explain) }))
+      tenancy(test)
+      // Damage is planted with raw SQL, so only a backend with rows to damage has these.
+      if (Option.isSome(sql)) damage(sql.value)
+      races(test, backend)
     })
   })

@@ -9,8 +9,8 @@ import { type BatchId, generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant } from "../../../src/domain/Tenant.js"
 import { BatchStore } from "../../../src/services/BatchStore.js"
 import { assert } from "../../support/Assert.js"
-import { freshTenant } from "../../support/Backend.js"
-import { openBatch, type Tester } from "./Fixtures.js"
+import { freshTenant, type SqlTester } from "../../support/Backend.js"
+import { openBatch } from "./Fixtures.js"
 
 /** Opens a batch through the store, plants one raw item row, and expects every item read to be `Corrupt`. */
 const plant = (row: { run?: string; outcome: string | null; detail: string | null }) =>
@@ -35,7 +35,7 @@ const reads = (b: BatchId) => ({
   census: Effect.flatMap(BatchStore, (s) => s.census(b)),
 })
 
-export const damage = (test: Tester) => {
+export const damage = (test: SqlTester) => {
   describe("damage reads as Corrupt", () => {
     test("an unknown outcome string, in items, reserve and census", () =>
       Effect.gen(function* () {

@@ -7,10 +7,10 @@ import { Exhausted, Failed, type ItemOutcome, Quarantined, Succeeded, Suspended 
 import { type BatchId, generateBatchId, generateRunId, type RunId } from "../../../src/domain/Ids.js"
 import { Spend } from "../../../src/domain/Quota.js"
 import { BatchStore } from "../../../src/services/BatchStore.js"
-import type { Backend, Services } from "../../support/Backend.js"
+import type { Backend, Stores } from "../../support/Backend.js"
 
 /** The `it.effect` the BatchStore battery receives. */
-export type Tester = Vitest.Tester<BatchStore | Services>
+export type Tester = Vitest.Tester<BatchStore | Stores>
 
 /** A separate client with a fresh pool of `size`, for race properties. */
 export const pooled = (backend: Backend, size: number) => backend.pooled(size)

@@ -1,5 +1,6 @@
 import { describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { Correlation } from "../../../src/domain/Case.js"
 import { generateCaseId } from "../../../src/domain/Ids.js"
 import { NotFound, ObligationsOutstanding } from "../../../src/errors/StoreError.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
@@ -58,6 +59,24 @@ export const correlation = (test: Tester) => {
           assert.deepStrictEqual(kase.runs, [])
           assert.deepStrictEqual(kase.correlation.map(String), ["doc=1", "po=7"])
           assert.deepStrictEqual(yield* store.correlate([key("po", "7")]), Option.some(result.case))
+        }),
+      ))
+
+    test("a repeat with the same keys attaches to the case it opened, whichever key comes first", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* CaseStore
+          const a = yield* open([key("doc", "1"), key("po", "7")])
+          for (const keys of [
+            [key("doc", "1")],
+            [key("po", "7"), key("doc", "1")],
+            [key("doc", "1"), key("new", "x")],
+          ]) {
+            assert.deepStrictEqual(
+              yield* store.correlateOrOpen("claim", keys, at(2000)),
+              Correlation.Attached({ case: a }),
+            )
+          }
         }),
       ))
 

@@ -9,7 +9,7 @@ import { generateCaseId, generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant, type TenantId } from "../../../src/domain/Tenant.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
 import { assert } from "../../support/Assert.js"
-import { freshTenant, type Tester } from "../../support/Backend.js"
+import { freshTenant, type SqlTester } from "../../support/Backend.js"
 import { deadline, key, open } from "./Fixtures.js"
 
 /** Runs `plant` (raw SQL) and then `read` as one fresh tenant; `read` must fail with `Corrupt`. */
@@ -29,7 +29,7 @@ const caseRow = (sql: SqlClient.SqlClient, tenant: TenantId, id: string, status 
   sql`INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at)
       VALUES (${tenant}, ${id}, ${"claim"}, ${status}, ${state}, 0, 1)`
 
-export const damage = (test: Tester) => {
+export const damage = (test: SqlTester) => {
   describe("damage reads as Corrupt", () => {
     test("an unknown case status", () => {
       const id = generateCaseId()

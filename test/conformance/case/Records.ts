@@ -1,16 +1,17 @@
+import { SqlClient } from "@effect/sql"
 import { describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { CaseVersion, generateCaseId, generateRunId } from "../../../src/domain/Ids.js"
 import { CaseConflict, NotFound } from "../../../src/errors/StoreError.js"
 import { CaseStore } from "../../../src/services/CaseStore.js"
 import { assert } from "../../support/Assert.js"
-import { asFreshTenant, type Tester } from "../../support/Backend.js"
+import { asFreshTenant, type SqlTester, type Tester } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
 import { at, deadline, digest, key, open, read } from "./Fixtures.js"
 
 const v = (n: number) => CaseVersion.make(n)
 
-export const records = (test: Tester) => {
+export const records = (test: Tester, sqlTest: Option.Option<SqlTester>) => {
   describe("attachRun / detachRun", () => {
     test("runs come back in attachment order and a repeat changes nothing", () =>
       asFreshTenant(
@@ -50,6 +51,31 @@ export const records = (test: Tester) => {
           assert.deepStrictEqual((yield* read(a)).runs, [r2, r3])
         }),
       ))
+
+    // Positions are not part of the API; only the rows show whether one was handed out twice.
+    if (Option.isSome(sqlTest))
+      sqlTest.value("a detached last run's position is never handed out again", () =>
+        asFreshTenant(
+          Effect.gen(function* () {
+            const store = yield* CaseStore
+            const sql = yield* SqlClient.SqlClient
+            const a = yield* open([key("doc", "1")])
+            const [r1, r2, r3] = [generateRunId(), generateRunId(), generateRunId()]
+            yield* store.attachRun(a, r1)
+            yield* store.attachRun(a, r2)
+            assert.isTrue(yield* store.detachRun(a, r2))
+            yield* store.attachRun(a, r3)
+            const rows = yield* sql`SELECT run_id, seq FROM case_runs WHERE case_id = ${a} ORDER BY seq`
+            assert.deepStrictEqual(
+              rows.map((r) => [r.run_id, Number(r.seq)]),
+              [
+                [r1, 0],
+                [r3, 2],
+              ],
+            )
+          }),
+        ),
+      )
   })
 
   describe("linkBlob / blobsOf", () => {

@@ -10,8 +10,8 @@ import { generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant, type TenantId } from "../../../src/domain/Tenant.js"
 import { EventStore } from "../../../src/services/EventStore.js"
 import { assert } from "../../support/Assert.js"
-import { freshTenant } from "../../support/Backend.js"
-import { at, effectKey, event, key, type Tester, wait } from "./Fixtures.js"
+import { freshTenant, type SqlTester } from "../../support/Backend.js"
+import { at, effectKey, event, key, wait } from "./Fixtures.js"
 
 /** Runs `plant` (raw SQL) and then `read` as one fresh tenant; `read` must fail with `Corrupt`. */
 const corrupt = <A, E, R>(
@@ -41,7 +41,7 @@ const deadRow = (sql: SqlClient.SqlClient, tenant: TenantId, payload: string, re
         VALUES (${tenant}, ${dedupKeyOf("mail", "1")}, ${"doc"}, ${"a"})`,
   )
 
-export const damage = (test: Tester) => {
+export const damage = (test: SqlTester) => {
   describe("damage reads as Corrupt", () => {
     test("an unknown phase in a subscription row, in waiting", () =>
       corrupt(

@@ -2,7 +2,6 @@
  * Small builders for the EventStore battery; seed data always goes through the store itself.
  */
 import { randomBytes } from "node:crypto"
-import type { SqlClient } from "@effect/sql"
 import type { Vitest } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as CorrelationKey from "../../../src/domain/CorrelationKey.js"
@@ -13,10 +12,10 @@ import type { Json } from "../../../src/domain/Json.js"
 import type { Phase } from "../../../src/domain/Phase.js"
 import * as Time from "../../../src/domain/Time.js"
 import { EventStore } from "../../../src/services/EventStore.js"
-import type { Services } from "../../support/Backend.js"
+import type { Stores } from "../../support/Backend.js"
 
-/** The `it.effect` this battery receives: the EventStore beside the shared stores and the raw client. */
-export type Tester = Vitest.Tester<EventStore | Services | SqlClient.SqlClient>
+/** The `it.effect` this battery receives. */
+export type Tester = Vitest.Tester<EventStore | Stores>
 
 export const at = (seconds: number): Time.Timestamp => Time.Timestamp.make(seconds)
 

@@ -8,8 +8,8 @@ import { Effect } from "effect"
 import { Tenant } from "../../../src/domain/Tenant.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
-import { asFreshTenant } from "../../support/Backend.js"
-import { type Tester, written } from "./Fixtures.js"
+import { asFreshTenant, type SqlTester } from "../../support/Backend.js"
+import { written } from "./Fixtures.js"
 
 const corruptAt = (error: unknown, seq: number) => {
   const e = error as { _tag?: string; seq?: number }
@@ -20,7 +20,7 @@ const corruptAt = (error: unknown, seq: number) => {
 const flip = (raw: Uint8Array, from: string, to: string) =>
   Buffer.from(Buffer.from(raw).toString("utf8").replace(from, to), "utf8")
 
-export const damage = (test: Tester) => {
+export const damage = (test: SqlTester) => {
   describe("tampering and damage", () => {
     test("an edited record's bytes make verify fail naming its seq", () =>
       asFreshTenant(

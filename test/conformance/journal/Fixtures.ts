@@ -3,30 +3,16 @@
  */
 import { randomBytes } from "node:crypto"
 import type { Vitest } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import * as Digest from "../../../src/domain/Digest.js"
 import { EffectKey } from "../../../src/domain/EffectKey.js"
 import { type CaseId, generateRunId, StepId } from "../../../src/domain/Ids.js"
 import * as Journal from "../../../src/domain/Journal.js"
-import type { Tenant } from "../../../src/domain/Tenant.js"
-import * as JournalStoreSql from "../../../src/layers/JournalStoreSql.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
-import { asFreshTenant, type Backend, type Services, warmPool } from "../../support/Backend.js"
+import type { Stores } from "../../support/Backend.js"
 
 /** The `it.effect` the JournalStore battery receives. */
-export type Tester = Vitest.Tester<JournalStore | Services>
-
-/** The store on the backend's migrated client (the shared `SqlStores` does not carry it yet). */
-export const layerOf = (backend: Backend) => JournalStoreSql.layer.pipe(Layer.provideMerge(backend.layer))
-
-/** Runs `race` as a fresh tenant on a fresh, warmed pool of `size` connections. */
-export const onPool =
-  (backend: Backend, size: number) =>
-  <A, E>(race: Effect.Effect<A, E, JournalStore | Services | Tenant>) =>
-    Effect.zipRight(warmPool(size), race).pipe(
-      asFreshTenant,
-      Effect.provide(JournalStoreSql.layer.pipe(Layer.provideMerge(backend.pooled(size)))),
-    )
+export type Tester = Vitest.Tester<JournalStore | Stores>
 
 export const effectKey = (): EffectKey => EffectKey.make(randomBytes(32).toString("hex"))
 

@@ -9,10 +9,10 @@ import { generateRunId } from "../../../src/domain/Ids.js"
 import { DuplicateAdmission, DuplicateEffect, Fenced, LeaseHeld } from "../../../src/errors/StoreError.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
-import type { Backend } from "../../support/Backend.js"
+import { type Backend, onPool } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
 import { fire, runs, shape } from "../../support/Races.js"
-import { admitted, effectKey, leased, note, one, onPool, started, type Tester } from "./Fixtures.js"
+import { admitted, effectKey, leased, note, one, started, type Tester } from "./Fixtures.js"
 
 export const races = (test: Tester, backend: Backend) => {
   describe("races", () => {

@@ -6,10 +6,10 @@ import { Option } from "effect"
 import { Spend } from "../../../src/domain/Quota.js"
 import * as Time from "../../../src/domain/Time.js"
 import type { QuotaStore } from "../../../src/services/QuotaStore.js"
-import type { Backend, Services } from "../../support/Backend.js"
+import type { Backend, Stores } from "../../support/Backend.js"
 
 /** The `it.effect` the QuotaStore battery receives. */
-export type Tester = Vitest.Tester<QuotaStore | Services>
+export type Tester = Vitest.Tester<QuotaStore | Stores>
 
 /** A separate client with a fresh pool of `size`, for race properties. */
 export const pooled = (backend: Backend, size: number) => backend.pooled(size)

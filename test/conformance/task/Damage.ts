@@ -10,8 +10,8 @@ import type { TaskId } from "../../../src/domain/TaskId.js"
 import { Tenant, type TenantId } from "../../../src/domain/Tenant.js"
 import { TaskStore } from "../../../src/services/TaskStore.js"
 import { assert } from "../../support/Assert.js"
-import { freshTenant } from "../../support/Backend.js"
-import { at, type Tester, taskId } from "./Fixtures.js"
+import { freshTenant, type SqlTester } from "../../support/Backend.js"
+import { at, taskId } from "./Fixtures.js"
 
 interface Row {
   readonly id?: string
@@ -50,7 +50,7 @@ const corrupt = (
     }
   })
 
-export const damage = (test: Tester) => {
+export const damage = (test: SqlTester) => {
   describe("damage reads as Corrupt", () => {
     test("an unknown state, on read and on claim", () =>
       corrupt({ state: "snoozed" }, [(s, id) => s.task(id), (s, id) => s.claim(id, "rita", [])]))

@@ -9,10 +9,10 @@ import { Justification, type Priority, Task, type TaskState } from "../../../src
 import { TaskId } from "../../../src/domain/TaskId.js"
 import * as Time from "../../../src/domain/Time.js"
 import { TaskStore } from "../../../src/services/TaskStore.js"
-import type { Services } from "../../support/Backend.js"
+import type { Stores } from "../../support/Backend.js"
 
 /** The `it.effect` the TaskStore battery receives. */
-export type Tester = Vitest.Tester<TaskStore | Services>
+export type Tester = Vitest.Tester<TaskStore | Stores>
 
 export const at = (seconds: number): Time.Timestamp => Time.Timestamp.make(seconds)
 

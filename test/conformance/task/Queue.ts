@@ -2,22 +2,21 @@
  * The worklist read: rank, age, roles before the limit, and the index that serves it.
  */
 import { SqlClient } from "@effect/sql"
-import type { Statement } from "@effect/sql/Statement"
 import { describe } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Tenant } from "../../../src/domain/Tenant.js"
 import * as PgMigration from "../../../src/layers/migrations/pg/0001_case_layer.js"
 import * as SqliteMigration from "../../../src/layers/migrations/sqlite/0001_case_layer.js"
 import * as TaskStoreSql from "../../../src/layers/TaskStoreSql.js"
 import { TaskStore } from "../../../src/services/TaskStore.js"
 import { assert } from "../../support/Assert.js"
-import { asFreshTenant, freshTenant } from "../../support/Backend.js"
+import { asFreshTenant, type Explain, freshTenant, type SqlTester } from "../../support/Backend.js"
 import { ids, opened, type Tester } from "./Fixtures.js"
 
-/** The plan a backend would run `statement` with, as text; absent where the backend has no planner worth asking. */
-export type Explain = (statement: Statement<unknown>) => Effect.Effect<string, unknown, SqlClient.SqlClient>
+/** The raw-SQL tester and the planner, present where the backend has a planner worth asking. */
+export type Planner = Option.Option<{ readonly test: SqlTester; readonly explain: Explain }>
 
-export const queue = (test: Tester, explain: Explain | undefined) => {
+export const queue = (test: Tester, planner: Planner) => {
   describe("queue", () => {
     test("open and escalated tasks by rank urgent, high, normal, low, then oldest, then id", () =>
       Effect.gen(function* () {
@@ -98,10 +97,11 @@ export const queue = (test: Tester, explain: Explain | undefined) => {
         }
       }))
 
-    if (explain !== undefined) {
+    if (Option.isSome(planner)) {
+      const { test: sqlTest, explain } = planner.value
       // Only where the backend has a planner to ask. The hard shape is a long pending backlog:
       // an index that only narrows to pending rows leaves a sort of all of them before the limit.
-      test("the queue read walks tasks_queue_rank in order, with no sort, over a large pending backlog", () =>
+      sqlTest("the queue read walks tasks_queue_rank in order, with no sort, over a large pending backlog", () =>
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
           const tenant = freshTenant()
@@ -130,7 +130,8 @@ export const queue = (test: Tester, explain: Explain | undefined) => {
             listed.map((t) => t.createdAt),
             Array.from({ length: 10 }, (_, i) => 4 * i + 3),
           )
-        }))
+        }),
+      )
     }
   })
 }

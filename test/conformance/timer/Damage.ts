@@ -9,8 +9,8 @@ import { generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant, type TenantId } from "../../../src/domain/Tenant.js"
 import { TimerStore } from "../../../src/services/TimerStore.js"
 import { assert } from "../../support/Assert.js"
-import { freshTenant } from "../../support/Backend.js"
-import { arm, at, effectKey, type Tester, timer } from "./Fixtures.js"
+import { freshTenant, type SqlTester } from "../../support/Backend.js"
+import { arm, at, effectKey, timer } from "./Fixtures.js"
 
 interface Row {
   readonly run?: string
@@ -35,7 +35,7 @@ const damages: ReadonlyArray<readonly [string, Row]> = [
 const corrupt = <A, E>(error: A | E) =>
   assert.strictEqual((error as { _tag?: string })._tag, "Corrupt", `expected Corrupt, got ${String(error)}`)
 
-export const damage = (test: Tester) => {
+export const damage = (test: SqlTester) => {
   describe("damage reads as Corrupt", () => {
     for (const [name, row] of damages) {
       test(`${name}, in pending and claimDue`, () =>

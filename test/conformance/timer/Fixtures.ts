@@ -10,10 +10,10 @@ import type { Phase } from "../../../src/domain/Phase.js"
 import * as Time from "../../../src/domain/Time.js"
 import { Timer } from "../../../src/domain/Timer.js"
 import { TimerStore } from "../../../src/services/TimerStore.js"
-import type { Services } from "../../support/Backend.js"
+import type { Stores } from "../../support/Backend.js"
 
 /** The `it.effect` of the TimerStore suite: the shared services plus this store. */
-export type Tester = Vitest.Tester<Services | TimerStore>
+export type Tester = Vitest.Tester<Stores | TimerStore>
 
 export const at = (seconds: number): Time.Timestamp => Time.Timestamp.make(seconds)
 

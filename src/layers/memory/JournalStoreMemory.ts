@@ -1,0 +1,405 @@
+/**
+ * JournalStore in process memory (§6), written from the contract as the reference model the SQL
+ * layers are compared against and as a public layer for users' tests.
+ *
+ * Every verb is atomic by construction: it reads the tenant and the clock, then does all of its
+ * reading, checking and writing in one synchronous body (`Effect.suspend` returning an `Either`),
+ * so fencing, exactly-once and chaining are decided against one state and no other fiber runs
+ * between a check and the write it guards. An append validates its whole batch before it writes
+ * anything, which is what makes it all or nothing. State is plain `Map`s keyed by tenant first.
+ *
+ * The backend's clock (lease, activity, admission and cancellation times) is Effect's `Clock` in
+ * whole seconds: the real clock in production, and a `TestClock` moves lease expiry in a test.
+ * Records are kept as the canonical bytes they were written with and decoded afresh on every
+ * read, so a caller never holds a reference into the store.
+ */
+import { type Clock, Effect, Either, Layer, Option } from "effect"
+import * as Digest from "../../domain/Digest.js"
+import type { EffectKey } from "../../domain/EffectKey.js"
+import { type CaseId, Epoch, type RunId, Seq } from "../../domain/Ids.js"
+import * as Journal from "../../domain/Journal.js"
+import { Tenant, type TenantId } from "../../domain/Tenant.js"
+import { Timestamp } from "../../domain/Time.js"
+import {
+  Corrupt,
+  DuplicateAdmission,
+  DuplicateEffect,
+  Fenced,
+  LeaseHeld,
+  LeaseNotHeld,
+  RecordTooLarge,
+  RunSealed,
+} from "../../errors/StoreError.js"
+import { JournalStore } from "../../services/JournalStore.js"
+import { clampLimit } from "../internal/Sql.js"
+
+/** One stored record: its position, what the indexes need, and the bytes it was hashed over. */
+interface Row {
+  readonly seq: number
+  readonly kind: Journal.KindTag
+  readonly effectKey: Option.Option<EffectKey>
+  readonly case: Option.Option<CaseId>
+  readonly prevHash: Digest.Digest
+  readonly hash: Digest.Digest
+  readonly raw: Uint8Array
+}
+
+interface LeaseRow {
+  /** `""` once released: the row keeps its epoch, so the next acquire goes higher. */
+  readonly owner: string
+  readonly epoch: number
+  readonly expiresAt: number
+}
+
+/** A run's seal; the log position orders seals, so the transparency log can be built from them later. */
+interface Seal {
+  readonly outcome: Journal.RunOutcome
+  readonly chainHead: Digest.Digest
+  readonly logPosition: number
+  readonly sealedAt: number
+}
+
+interface Tables {
+  /** Each run's chain, in seq order from 1. */
+  readonly journal: Map<RunId, Array<Row>>
+  readonly leases: Map<RunId, LeaseRow>
+  readonly seals: Map<RunId, Seal>
+  /** The latest conclusion of each run; the ordinal rises with every conclusion. */
+  readonly outcomes: Map<RunId, { readonly outcome: Journal.RunOutcome; readonly ordinal: number }>
+  /** By idempotency key. */
+  readonly admissions: Map<string, { readonly run: RunId; readonly admittedAt: number }>
+  readonly activity: Map<RunId, { readonly updatedAt: number; readonly case: Option.Option<CaseId> }>
+  readonly cancels: Map<RunId, { readonly actor: string; readonly reason: string; readonly requestedAt: number }>
+}
+
+export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() => {
+  const tenants = new Map<TenantId, Tables>()
+  // Across tenants, as the database sequences are: only their order within a tenant is observable.
+  let lastOrdinal = 0
+  let lastLogPosition = 0
+
+  /** Runs `f` on the caller's tenant's tables at the clock's current whole second, in one synchronous step. */
+  const atomically = <R extends Either.Either<unknown, unknown>>(
+    f: (tables: Tables, now: number) => R,
+  ): Effect.Effect<Success<R>, Failure<R>, Tenant> =>
+    Effect.flatMap(Tenant, (tenant) =>
+      Effect.clockWith((clock) =>
+        Effect.suspend(() => {
+          let tables = tenants.get(tenant)
+          if (tables === undefined) {
+            tables = {
+              journal: new Map(),
+              leases: new Map(),
+              seals: new Map(),
+              outcomes: new Map(),
+              admissions: new Map(),
+              activity: new Map(),
+              cancels: new Map(),
+            }
+            tenants.set(tenant, tables)
+          }
+          // An Either is an Effect; the cast only names the union of its branches.
+          return f(tables, nowSecs(clock)) as unknown as Effect.Effect<Success<R>, Failure<R>>
+        }),
+      ),
+    )
+
+  return JournalStore.of({
+    append: (run, epoch, batch) =>
+      atomically((tables, now) => {
+        const refused = mustHold(tables, run, epoch)
+        if (refused !== undefined) return Either.left(refused)
+        // Validate and hash the whole batch first; nothing below is written unless all of it passes.
+        const chain = tables.journal.get(run) ?? []
+        let head = headOf(chain)
+        const rows: Array<Row> = []
+        const claimed = new Map<string, RunId>()
+        for (const entry of batch) {
+          const seq = Seq.make(head.seq + 1)
+          const raw = Journal.body({ ...entry, run, seq })
+          if (raw.length > Journal.MAX_RECORD_BYTES) {
+            return Either.left(new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES }))
+          }
+          // Exactly once per (run, key), counting this batch's earlier records too.
+          if (entry.kind.kind === "EffectStarted" && Option.isSome(entry.effectKey)) {
+            const key = entry.effectKey.value
+            const started = (r: Row) => r.kind === "EffectStarted" && Option.contains(r.effectKey, key)
+            if (chain.some(started) || rows.some(started)) return Either.left(new DuplicateEffect({ run, effect: key }))
+          }
+          if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
+            const key = entry.kind.idempotency_key
+            const holder = tables.admissions.get(key)?.run ?? claimed.get(key)
+            if (holder !== undefined) return Either.left(new DuplicateAdmission({ key, run: holder }))
+            claimed.set(key, run)
+          }
+          const hash = Digest.chain(head.hash, raw)
+          rows.push({
+            seq,
+            kind: entry.kind.kind,
+            effectKey: entry.effectKey,
+            case: entry.case,
+            prevHash: head.hash,
+            hash,
+            raw,
+          })
+          head = { seq, hash }
+        }
+        const records = Either.all(rows.map((row) => toRecord(run, row)))
+        if (Either.isLeft(records)) return records
+
+        tables.journal.set(run, [...chain, ...rows])
+        for (const key of claimed.keys()) tables.admissions.set(key, { run, admittedAt: now })
+        for (const entry of batch) {
+          // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
+          if (entry.kind.kind === "RunSealed") {
+            lastOrdinal += 1
+            tables.outcomes.set(run, { outcome: entry.kind.outcome, ordinal: lastOrdinal })
+          }
+        }
+        // A batch with no case keeps the case the run was last stamped with.
+        const lastCase = Option.firstSomeOf([...batch].reverse().map((a) => a.case))
+        const previous = tables.activity.get(run)?.case ?? Option.none()
+        tables.activity.set(run, { updatedAt: now, case: Option.orElse(lastCase, () => previous) })
+        return records
+      }),
+
+    acquire: (run, owner, ttlSecs) =>
+      atomically(({ leases }, now) => {
+        const held = leases.get(run)
+        // Live while now < expiresAt; acquire claims and never renews, even for the same owner.
+        if (held !== undefined && held.owner !== "" && now < held.expiresAt) {
+          return Either.left(
+            new LeaseHeld({
+              run,
+              owner: held.owner,
+              epoch: held.epoch,
+              remainingSecs: Math.max(0, held.expiresAt - now),
+            }),
+          )
+        }
+        const lease = { owner, epoch: (held?.epoch ?? 0) + 1, expiresAt: now + wholeTtl(ttlSecs) }
+        leases.set(run, lease)
+        return Either.right(toLease(run, lease))
+      }),
+
+    renew: (run, owner, epoch, ttlSecs) =>
+      atomically(({ leases }, now) => {
+        const held = leases.get(run)
+        // Only the exact live holder: an expired lease is not renewed, another may acquire it any moment.
+        if (
+          held === undefined ||
+          held.owner === "" ||
+          held.owner !== owner ||
+          held.epoch !== epoch ||
+          now >= held.expiresAt
+        ) {
+          return Either.left(new LeaseNotHeld({ run, epoch }))
+        }
+        const lease = { ...held, expiresAt: now + wholeTtl(ttlSecs) }
+        leases.set(run, lease)
+        return Either.right(toLease(run, lease))
+      }),
+
+    releaseLease: (run, epoch) =>
+      atomically(({ leases }) => {
+        // The epoch stays so the next acquire goes higher; a stale epoch or a repeat is a silent no-op.
+        const held = leases.get(run)
+        if (held !== undefined && held.epoch === epoch) leases.set(run, { ...held, owner: "" })
+        return Either.void
+      }),
+
+    abandonedRuns: (limit) =>
+      atomically(({ leases }, now) =>
+        Either.right(
+          [...leases.entries()]
+            .filter(([, lease]) => lease.owner !== "" && lease.expiresAt <= now)
+            .sort(([ra, a], [rb, b]) => a.expiresAt - b.expiresAt || byCodePoint(ra, rb))
+            .slice(0, clampLimit(limit))
+            .map(([run]) => run),
+        ),
+      ),
+
+    seal: (run, epoch, outcome) =>
+      atomically((tables, now) => {
+        // Same check as append: the head sealed here is the last one any holder wrote.
+        const refused = mustHold(tables, run, epoch)
+        if (refused !== undefined) return Either.left(refused)
+        const head = headOf(tables.journal.get(run) ?? [])
+        lastLogPosition += 1
+        tables.seals.set(run, { outcome, chainHead: head.hash, logPosition: lastLogPosition, sealedAt: now })
+        return Either.right(head.hash)
+      }),
+
+    read: (run, from) =>
+      atomically(({ journal }) =>
+        Either.all(
+          (journal.get(run) ?? []).filter((row) => row.seq >= Math.floor(from)).map((row) => toRecord(run, row)),
+        ),
+      ),
+
+    head: (run) => atomically(({ journal }) => Either.right(headOf(journal.get(run) ?? []))),
+
+    runsByOutcome: (outcome, limit) =>
+      atomically(({ outcomes }) =>
+        Either.right(
+          [...outcomes.entries()]
+            .filter(([, o]) => o.outcome === outcome)
+            .sort(([ra, a], [rb, b]) => b.ordinal - a.ordinal || byCodePoint(rb, ra))
+            .slice(0, clampLimit(limit))
+            .map(([run]) => run),
+        ),
+      ),
+
+    admittedAs: (key) =>
+      atomically(({ admissions }) => Either.right(Option.map(Option.fromNullable(admissions.get(key)), (a) => a.run))),
+
+    forgetAdmissions: (olderThan) =>
+      atomically(({ admissions }) => {
+        // Inclusive: a key admitted exactly at `olderThan` is freed.
+        let freed = 0
+        for (const [key, admission] of admissions) {
+          if (admission.admittedAt <= olderThan) {
+            admissions.delete(key)
+            freed += 1
+          }
+        }
+        return Either.right(freed)
+      }),
+
+    recentRuns: (after, limit) =>
+      atomically(({ activity }) =>
+        Either.right(
+          [...activity.entries()]
+            .map(([run, a]): Journal.RecentRun => ({ run, updatedAt: Timestamp.make(a.updatedAt), case: a.case }))
+            // Strictly after the cursor in (updatedAt desc, run desc): the order is total, so pages neither overlap nor skip.
+            .filter((r) =>
+              Option.match(after, {
+                onNone: () => true,
+                onSome: (c) =>
+                  r.updatedAt < c.updatedAt || (r.updatedAt === c.updatedAt && byCodePoint(r.run, c.run) < 0),
+              }),
+            )
+            .sort((a, b) => b.updatedAt - a.updatedAt || byCodePoint(b.run, a.run))
+            .slice(0, clampLimit(limit)),
+        ),
+      ),
+
+    caseHistory: (kase, limit) =>
+      atomically(({ journal }) => {
+        // Run ids are time-ordered, so (run, seq) is oldest first.
+        const stamped = [...journal.entries()]
+          .sort(([a], [b]) => byCodePoint(a, b))
+          .flatMap(([run, chain]) =>
+            chain.filter((row) => Option.contains(row.case, kase)).map((row) => ({ run, row })),
+          )
+          .slice(0, clampLimit(limit))
+        return Either.all(stamped.map(({ run, row }) => toRecord(run, row)))
+      }),
+
+    requestCancel: (run, actor, reason) =>
+      atomically(({ cancels }, now) => {
+        // The first request wins; a later one changes nothing and reports false.
+        if (cancels.has(run)) return Either.right(false)
+        cancels.set(run, { actor, reason, requestedAt: now })
+        return Either.right(true)
+      }),
+
+    cancellation: (run) =>
+      atomically(({ cancels }) =>
+        Either.right(
+          Option.map(
+            Option.fromNullable(cancels.get(run)),
+            (c): Journal.Cancellation => ({ actor: c.actor, reason: c.reason }),
+          ),
+        ),
+      ),
+
+    verify: (run) =>
+      atomically(({ journal }) => {
+        let head: Journal.Head = { seq: 0, hash: Digest.ZERO }
+        for (const row of journal.get(run) ?? []) {
+          const expected = head.seq + 1
+          if (row.seq !== expected) {
+            return Either.left(new Corrupt({ detail: `journal: seq ${expected} is missing`, seq: expected }))
+          }
+          const record = toRecord(run, row)
+          if (Either.isLeft(record)) return record
+          if (record.right.prevHash !== head.hash) {
+            return Either.left(
+              new Corrupt({ detail: "journal: prev_hash does not match the predecessor", seq: row.seq }),
+            )
+          }
+          // Recomputed from the stored bytes, never from a re-serialisation of the decoded record.
+          if (Digest.chain(head.hash, row.raw) !== record.right.hash) {
+            return Either.left(new Corrupt({ detail: "journal: hash does not match the stored bytes", seq: row.seq }))
+          }
+          head = { seq: row.seq, hash: record.right.hash }
+        }
+        return Either.right(head)
+      }),
+
+    // One process holds this journal; nothing else shares it.
+    isShared: false,
+  })
+})
+
+/** A JournalStore in process memory, empty each time the layer is built. */
+export const layer: Layer.Layer<JournalStore> = Layer.effect(JournalStore, make)
+
+// internal
+
+/** The success and failure types of the branches a verb's body returns. */
+type Success<R> = R extends Either.Either<infer A, infer _> ? A : never
+type Failure<R> = R extends Either.Either<infer _, infer E> ? E : never
+
+const nowSecs = (clock: Clock.Clock): number => Math.floor(clock.unsafeCurrentTimeMillis() / 1000)
+
+// TTLs are whole seconds >= 1; a fractional or smaller one is taken as the nearest whole second >= 1.
+const wholeTtl = (ttl: number): number => (Number.isFinite(ttl) ? Math.max(1, Math.floor(ttl)) : 1)
+
+/**
+ * What append and seal both require: the run is not sealed (whatever the epoch), and `epoch` is
+ * its current lease epoch. Only a newer acquire fences a writer: neither the lapse of its TTL
+ * nor its own release does.
+ */
+const mustHold = (tables: Tables, run: RunId, epoch: number): RunSealed | Fenced | undefined => {
+  const sealed = tables.seals.get(run)
+  if (sealed !== undefined) return new RunSealed({ run, outcome: sealed.outcome })
+  const current = tables.leases.get(run)?.epoch ?? 0
+  if (current !== epoch) return new Fenced({ run, held: epoch, current })
+  return undefined
+}
+
+const headOf = (chain: ReadonlyArray<Row>): Journal.Head => {
+  const last = chain[chain.length - 1]
+  return last === undefined ? { seq: 0, hash: Digest.ZERO } : { seq: last.seq, hash: last.hash }
+}
+
+const toLease = (run: RunId, lease: LeaseRow): Journal.Lease =>
+  new Journal.Lease({
+    run,
+    owner: lease.owner,
+    epoch: Epoch.make(lease.epoch),
+    expiresAt: Timestamp.make(lease.expiresAt),
+  })
+
+/** A stored row → a fresh record, decoded from the bytes it was hashed over, exactly as `read` returns it. */
+const toRecord = (run: RunId, row: Row): Either.Either<Journal.Record, Corrupt> => {
+  const body = Journal.parseBody(row.raw)
+  if (Either.isLeft(body)) return Either.left(new Corrupt({ detail: `journal: ${body.left}`, seq: row.seq }))
+  if (body.right.run !== run || body.right.seq !== row.seq) {
+    return Either.left(new Corrupt({ detail: "journal: body names another run or seq", seq: row.seq }))
+  }
+  return Either.right(
+    new Journal.Record({
+      ...body.right,
+      prevHash: row.prevHash,
+      hash: row.hash,
+      attestation: Option.none(),
+      raw: Buffer.from(row.raw),
+    }),
+  )
+}
+
+/** Code-point order (the order of UTF-8 bytes), as the databases compare text: never locale, never UTF-16 units. */
+const byCodePoint = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))

@@ -1,0 +1,32 @@
+/**
+ * Every store in process memory: plain maps, written from the spec as the simplest code that is
+ * obviously correct, with each verb atomic because it runs in one synchronous step.
+ *
+ * What it is for: users' own tests, which want the real contracts (first write wins, orderings,
+ * limits, the tagged errors) without a database; and the reference model that model-based tests
+ * compare the PostgreSQL and SQLite layers against. It runs the full conformance battery.
+ *
+ * What it does not do: nothing survives the process, and nothing is shared with another process
+ * or with another build of this layer (each build starts empty). `Backend` and `Corrupt` never
+ * occur, since nothing is decoded from storage. The journal's `isShared` is false.
+ */
+import { Layer } from "effect"
+import type { Stores } from "../SqlStores.js"
+import * as BatchStoreMemory from "./BatchStoreMemory.js"
+import * as CaseStoreMemory from "./CaseStoreMemory.js"
+import * as EventStoreMemory from "./EventStoreMemory.js"
+import * as JournalStoreMemory from "./JournalStoreMemory.js"
+import * as QuotaStoreMemory from "./QuotaStoreMemory.js"
+import * as TaskStoreMemory from "./TaskStoreMemory.js"
+import * as TimerStoreMemory from "./TimerStoreMemory.js"
+
+/** All seven stores, empty, in memory. */
+export const layer: Layer.Layer<Stores> = Layer.mergeAll(
+  CaseStoreMemory.layer,
+  EventStoreMemory.layer,
+  TimerStoreMemory.layer,
+  TaskStoreMemory.layer,
+  BatchStoreMemory.layer,
+  QuotaStoreMemory.layer,
+  JournalStoreMemory.layer,
+)

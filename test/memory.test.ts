@@ -1,0 +1,20 @@
+import { describe } from "vitest"
+import * as BatchStore from "./conformance/BatchStore.js"
+import * as CaseStore from "./conformance/CaseStore.js"
+import * as EventStore from "./conformance/EventStore.js"
+import * as JournalStore from "./conformance/JournalStore.js"
+import * as QuotaStore from "./conformance/QuotaStore.js"
+import * as TaskStore from "./conformance/TaskStore.js"
+import * as TimerStore from "./conformance/TimerStore.js"
+import * as Backend from "./support/Backend.js"
+
+describe("memory", () => {
+  const backend = Backend.memory()
+  CaseStore.suite(backend)
+  EventStore.suite(backend)
+  TimerStore.suite(backend)
+  TaskStore.suite(backend)
+  BatchStore.suite(backend)
+  QuotaStore.suite(backend)
+  JournalStore.suite(backend)
+})
