@@ -63,7 +63,7 @@ describe("migrations", () => {
       ).pipe(Effect.provide(PgBackend.layerClient({ url: inject("pgUrl") })))
       assert.deepStrictEqual(
         collations.map((r) => r.name),
-        ["batch_items.item_key", "inbound_correlation.event_id", "inbound_events.event_id"],
+        ["batch_items.item_key", "case_deadlines.name", "inbound_correlation.event_id", "inbound_events.event_id"],
       )
       assert.include(pg, "table:quota_spent")
     }),

@@ -8,6 +8,7 @@ import { Effect, Either, Layer, Option, Schema } from "effect"
 import { Case, CaseCensus, CaseStatus, Correlation } from "../domain/Case.js"
 import * as CorrelationKey from "../domain/CorrelationKey.js"
 import { Deadline, DeadlineState } from "../domain/Deadline.js"
+import type { Digest } from "../domain/Digest.js"
 import { CaseId, CaseVersion, generateCaseId, RunId } from "../domain/Ids.js"
 import * as Json from "../domain/Json.js"
 import { Tenant } from "../domain/Tenant.js"
@@ -196,7 +197,7 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const tenant = yield* Tenant
         const refuse = (detail: string) => new ImportRefused({ case: kase.id, detail })
-        const invalid = validateImport(kase, deadlines)
+        const invalid = validateImport(kase, deadlines, blobs)
         if (Option.isSome(invalid)) return yield* refuse(invalid.value)
         const open = kase.status !== "closed"
         const state = yield* encodeJson(kase.state)
@@ -205,8 +206,9 @@ export const make = Effect.gen(function* () {
             Effect.gen(function* () {
               // Refused, never upserted: a restore rebuilds a case layer, it does not merge one.
               const inserted = yield* sql`
-              INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at)
-              VALUES (${tenant}, ${kase.id}, ${kase.kind}, ${kase.status}, ${state}, ${kase.version}, ${kase.openedAt})
+              INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at, runs_next)
+              VALUES (${tenant}, ${kase.id}, ${kase.kind}, ${kase.status}, ${state}, ${kase.version}, ${kase.openedAt},
+                      ${kase.runs.length})
               ON CONFLICT (tenant, case_id) DO NOTHING
               RETURNING case_id`
               if (inserted.length === 0) return yield* refuse("a case with this id already exists")
@@ -216,20 +218,13 @@ export const make = Effect.gen(function* () {
                   return yield* refuse(`an open key is held by open case ${held.value}`)
                 }
               }
-              if (kase.correlation.length > 0) {
-                yield* sql`INSERT INTO case_correlation ${sql.insert(
-                  kase.correlation.map((k) => ({
-                    tenant,
-                    case_id: kase.id,
-                    namespace: k.namespace,
-                    value: k.value,
-                  })),
-                )}`
-                // Keys are open iff the case is; written as a statement, not a bound boolean,
-                // because better-sqlite3 binds no booleans.
-                if (!open) {
-                  yield* sql`UPDATE case_correlation SET open = FALSE WHERE tenant = ${tenant} AND case_id = ${kase.id}`
-                }
+              // Keys are open iff the case is, written so in the insert itself: inserted open and
+              // closed later, a closed case's keys would meet `case_correlation_open` and refuse an
+              // import that holds nothing. A literal, because better-sqlite3 binds no booleans.
+              for (const k of kase.correlation) {
+                yield* sql`
+                INSERT INTO case_correlation (tenant, case_id, namespace, value, open)
+                VALUES (${tenant}, ${kase.id}, ${k.namespace}, ${k.value}, ${sql.literal(open ? "TRUE" : "FALSE")})`
               }
               if (kase.runs.length > 0) {
                 yield* sql`INSERT INTO case_runs ${sql.insert(
@@ -281,14 +276,23 @@ export const make = Effect.gen(function* () {
           .write(
             Effect.gen(function* () {
               const found = yield* sql`
-              SELECT case_id FROM cases WHERE tenant = ${tenant} AND case_id = ${kase}
-              ${sql.literal(dialect.forUpdate)}`
-              if (found.length === 0) return yield* new NotFound({ what: kase })
-              yield* sql`
+              SELECT runs_next FROM cases WHERE tenant = ${tenant} AND case_id = ${kase}
+              ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(NextRow, "cases")))
+              const next = found[0]?.runs_next
+              if (next === undefined) return yield* new NotFound({ what: kase })
+              // `runs_next` remembers positions a detached run spent, which MAX + 1 alone forgets.
+              const placed = yield* sql`
               INSERT INTO case_runs (tenant, case_id, run_id, seq)
-              SELECT ${tenant}, ${kase}, ${run}, COALESCE(MAX(seq) + 1, 0) FROM case_runs
+              SELECT ${tenant}, ${kase}, ${run},
+                     CASE WHEN COALESCE(MAX(seq) + 1, 0) > ${next} THEN COALESCE(MAX(seq) + 1, 0) ELSE ${next} END
+                FROM case_runs
                WHERE tenant = ${tenant} AND case_id = ${kase}
-              ON CONFLICT (tenant, case_id, run_id) DO NOTHING`
+              ON CONFLICT (tenant, case_id, run_id) DO NOTHING
+              RETURNING seq`.pipe(Effect.flatMap(decodeRows(SeqRow, "case_runs")))
+              const seq = placed[0]?.seq
+              if (seq !== undefined) {
+                yield* sql`UPDATE cases SET runs_next = ${seq + 1} WHERE tenant = ${tenant} AND case_id = ${kase}`
+              }
             }),
           )
           .pipe(
@@ -307,7 +311,7 @@ export const make = Effect.gen(function* () {
     detachRun: (kase, run) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        // The position stays spent: MAX + 1 never hands it out again, and the gap is honest.
+        // The position stays spent (`cases.runs_next` keeps the mark), and the gap is honest.
         const removed = yield* sql`
           DELETE FROM case_runs WHERE tenant = ${tenant} AND case_id = ${kase} AND run_id = ${run}
           RETURNING run_id`
@@ -454,6 +458,8 @@ export const layer: Layer.Layer<CaseStore, never, SqlClient.SqlClient> = Layer.e
 
 const HolderRow = Schema.Struct({ case_id: CaseId, namespace: Schema.String, value: Schema.String })
 const RunRow = Schema.Struct({ case_id: CaseId, run_id: RunId })
+const NextRow = Schema.Struct({ runs_next: Int8 })
+const SeqRow = Schema.Struct({ seq: Int8 })
 const CaseRow = Schema.Struct({
   case_id: CaseId,
   kind: Schema.String,
@@ -497,7 +503,11 @@ const encodeJson = (value: Json.Json) =>
   })
 
 /** What an import must satisfy before anything is written; the reason when it does not. */
-const validateImport = (kase: Case, deadlines: ReadonlyArray<Deadline>): Option.Option<string> => {
+const validateImport = (
+  kase: Case,
+  deadlines: ReadonlyArray<Deadline>,
+  blobs: ReadonlyArray<Digest>,
+): Option.Option<string> => {
   const foreign = deadlines.find((d) => d.case !== kase.id)
   if (foreign !== undefined) return Option.some(`deadline ${JSON.stringify(foreign.name)} belongs to ${foreign.case}`)
   const names = deadlines.map((d) => d.name)
@@ -506,5 +516,6 @@ const validateImport = (kase: Case, deadlines: ReadonlyArray<Deadline>): Option.
   if (CorrelationKey.dedupe(kase.correlation).length !== kase.correlation.length) {
     return Option.some("a correlation key is listed twice")
   }
+  if (new Set(blobs).size !== blobs.length) return Option.some("a blob digest is listed twice")
   return Option.none()
 }

@@ -40,7 +40,7 @@ export class CaseStore extends Context.Tag("agentplane/CaseStore")<
       blobs: ReadonlyArray<Digest>,
     ) => Read<void, ImportRefused>
     /** Appends `run` at the next position (first is 0); a repeat changes nothing; fails with `NotFound` for a missing case. */
-    readonly attachRun: (kase: CaseId, run: RunId) => Op<void, NotFound>
+    readonly attachRun: (kase: CaseId, run: RunId) => Read<void, NotFound>
     /** Removes an attachment whose run was never written, leaving its position unused; `true` if one went. */
     readonly detachRun: (kase: CaseId, run: RunId) => Op<boolean>
     /** Records an artifact of the case for erasure; the first `writtenAt` stands; fails with `NotFound` for a missing case. */
