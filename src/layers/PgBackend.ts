@@ -2,9 +2,9 @@
  * Every store on shared PostgreSQL, where several plane instances serve one tenant.
  */
 import type { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Redacted } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { Backend } from "../errors/StoreError.js"
+import * as PgPool from "./internal/PgPool.js"
 import * as Migrations from "./Migrations.js"
 import * as SqlStores from "./SqlStores.js"
 
@@ -15,12 +15,14 @@ export interface Options {
   readonly maxConnections?: number
 }
 
-/** The pg client for `options`, with the driver's error turned into `Backend`. */
+/**
+ * The pg client for `options`, with the driver's error turned into `Backend`. Its pool drops a
+ * connection the server terminated, so one lost backend fails one verb, not also the next.
+ */
 export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, Backend> =>
-  PgClient.layer({
-    url: Redacted.make(options.url),
-    ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
-  }).pipe(Layer.catchAll((e) => Layer.fail(new Backend({ detail: `cannot reach PostgreSQL: ${e.message}` }))))
+  PgPool.layer(options).pipe(
+    Layer.catchAll((e) => Layer.fail(new Backend({ detail: `cannot reach PostgreSQL: ${e.message}` }))),
+  )
 
 /** Every store on the database at `options.url`, migrated (under an advisory lock). */
 export const layer = (options: Options): Layer.Layer<SqlStores.Stores, Backend> =>

@@ -27,40 +27,28 @@ export interface Dialect {
 
 export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const plain = transaction(sql, "BEGIN")
   return sql.onDialectOrElse({
     pg: (): Dialect => ({
       name: "pg",
-      write: (effect) => commitLossFails(sql.withTransaction(effect)),
+      write: (effect) => commitLossFails(plain(effect)),
       // Inside a caller's transaction the read joins it: the isolation level can only be set first.
       read: (effect) =>
         Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
           Option.isSome(outer)
             ? effect
             : commitLossFails(
-                sql.withTransaction(
-                  Effect.zipRight(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`, effect),
-                ),
+                plain(Effect.zipRight(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`, effect)),
               ),
         ),
       forUpdate: "FOR UPDATE",
     }),
     sqlite: (): Dialect => {
-      const immediate = SqlClient.makeWithTransaction({
-        transactionTag: SqlClient.TransactionConnection,
-        spanAttributes: [],
-        acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
-          Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const),
-        ),
-        begin: (conn) => unprepared(conn, "BEGIN IMMEDIATE"),
-        savepoint: (conn, id) => unprepared(conn, `SAVEPOINT effect_sql_${id}`),
-        commit: (conn) => unprepared(conn, "COMMIT"),
-        rollback: (conn) => unprepared(conn, "ROLLBACK"),
-        rollbackSavepoint: (conn, id) => unprepared(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
-      })
+      const immediate = transaction(sql, "BEGIN IMMEDIATE")
       return {
         name: "sqlite",
         write: (effect) => commitLossFails(immediate(effect)),
-        read: (effect) => commitLossFails(sql.withTransaction(effect)),
+        read: (effect) => commitLossFails(plain(effect)),
         forUpdate: "",
       }
     },
@@ -70,8 +58,36 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
   })
 })
 
+/**
+ * better-sqlite3 throws synchronously from a closed database, before the transaction's cleanup
+ * is in place: caught here, it is an `SqlError` (so `Backend`) and the reserved connection goes back.
+ */
 const unprepared = (conn: Connection, statement: string) =>
-  Effect.asVoid(conn.executeUnprepared(statement, [], undefined))
+  Effect.try({
+    try: () => conn.executeUnprepared(statement, [], undefined),
+    catch: (cause) => new SqlError({ cause, message: `${statement} failed` }),
+  }).pipe(Effect.flatten, Effect.asVoid)
+
+/**
+ * The client's own transaction, except after a failed COMMIT: the connection then runs ROLLBACK
+ * before it goes back to the pool. pg: a backend killed inside COMMIT answers with its FATAL error
+ * before its socket closes, so the client went back to the pool looking healthy and the next verb
+ * to draw it failed; the ROLLBACK fails on the dead socket, which tells the pool to drop it.
+ * sqlite: a COMMIT refused as busy leaves the transaction open on the one shared connection.
+ */
+const transaction = (sql: SqlClient.SqlClient, begin: string) =>
+  SqlClient.makeWithTransaction({
+    transactionTag: SqlClient.TransactionConnection,
+    spanAttributes: [],
+    acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
+      Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const),
+    ),
+    begin: (conn) => unprepared(conn, begin),
+    savepoint: (conn, id) => unprepared(conn, `SAVEPOINT effect_sql_${id}`),
+    commit: (conn) => Effect.tapError(unprepared(conn, "COMMIT"), () => Effect.ignore(unprepared(conn, "ROLLBACK"))),
+    rollback: (conn) => unprepared(conn, "ROLLBACK"),
+    rollbackSavepoint: (conn, id) => unprepared(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
+  })
 
 // @effect/sql turns a failed COMMIT into a defect. A commit whose outcome is unknown (the
 // connection dropped) is a backend failure the caller must hear about and may retry, not a crash.

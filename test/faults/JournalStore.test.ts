@@ -1,0 +1,147 @@
+/**
+ * Fault injection on the JournalStore, PostgreSQL only (the cut is a trigger that terminates the
+ * backend; see test/support/Faults.ts): a batch is appended whole with its derived indexes or not
+ * at all, and a seal or a lease lands whole or not at all.
+ */
+import { randomBytes } from "node:crypto"
+import { describe, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { inject } from "vitest"
+import * as Digest from "../../src/domain/Digest.js"
+import { EffectKey } from "../../src/domain/EffectKey.js"
+import { type CaseId, generateCaseId, generateRunId, type RunId, StepId } from "../../src/domain/Ids.js"
+import * as Journal from "../../src/domain/Journal.js"
+import { JournalStore } from "../../src/services/JournalStore.js"
+import * as Faults from "../support/Faults.js"
+
+const entry = (kind: Journal.Kind, kase?: CaseId, effect?: EffectKey) =>
+  Journal.Append.make({
+    case: Option.fromNullable(kase),
+    step: StepId.make(1),
+    effectKey: Option.fromNullable(effect),
+    kind,
+  })
+
+const note = (text: string, kase?: CaseId) => entry({ kind: "Note", text }, kase)
+
+const admitted = (key: string) =>
+  entry({
+    kind: "RunAdmitted",
+    capability: "refunds",
+    input: { amount: 12 },
+    input_label: "internal",
+    policy_bundle: "bundle-1",
+    canon: 1,
+    idempotency_key: key,
+  })
+
+const started = (effect: EffectKey, kase: CaseId) =>
+  entry(
+    {
+      kind: "EffectStarted",
+      descriptor: { tool: "mail.send" },
+      recovery: "retry",
+      mutates: true,
+      attempt: 1,
+      backoff_ms: 0,
+      outbound_label: "public",
+    },
+    kase,
+    effect,
+  )
+
+const concluded = entry({ kind: "RunSealed", outcome: "succeeded", chain_head: Digest.ZERO })
+
+/** A run leased to one worker, with one record written. */
+const begun = (run: RunId) =>
+  Effect.flatMap(JournalStore, (store) =>
+    Effect.gen(function* () {
+      const lease = yield* store.acquire(run, "worker", 600)
+      yield* store.append(run, lease.epoch, [note("first")])
+      return lease.epoch
+    }),
+  )
+
+/** Everything the journal shows of a run through its reads and indexes. */
+const shown = (run: RunId, key: string, kase: CaseId) =>
+  Effect.flatMap(JournalStore, (store) =>
+    Effect.all([
+      store.head(run),
+      store.read(run, 1),
+      store.verify(run),
+      store.admittedAs(key),
+      store.runsByOutcome("succeeded", 10),
+      store.caseHistory(kase, 10),
+      Effect.map(store.recentRuns(Option.none(), 10), (runs) => runs.map((r) => [r.run, r.case])),
+    ]),
+  )
+
+const scenarios = [
+  Faults.scenario(
+    "append of a keyed admission, an effect start, a note and a conclusion",
+    [
+      Faults.before("journal", "INSERT"),
+      Faults.after("journal", "INSERT", "NEW.seq = 2"),
+      Faults.before("run_admission", "INSERT"),
+      Faults.after("run_admission", "INSERT"),
+      Faults.before("journal", "INSERT", "NEW.seq = 4"),
+      Faults.before("run_outcome", "INSERT"),
+      Faults.after("run_outcome", "INSERT"),
+      Faults.before("run_activity", "INSERT"),
+      Faults.after("run_activity", "UPDATE"),
+      Faults.atCommit("journal", "INSERT"),
+    ],
+    () => {
+      const run = generateRunId()
+      const kase = generateCaseId()
+      const key = `order-${randomBytes(4).toString("hex")}`
+      const effect = EffectKey.make(randomBytes(32).toString("hex"))
+      return {
+        setup: begun(run),
+        run: (epoch) =>
+          Effect.flatMap(JournalStore, (store) =>
+            store.append(run, epoch, [admitted(key), started(effect, kase), note("sent", kase), concluded]),
+          ),
+        observe: () => shown(run, key, kase),
+        probe: (epoch) => Effect.flatMap(JournalStore, (store) => store.append(run, epoch, [note("after")])),
+      }
+    },
+  ),
+  Faults.scenario(
+    "seal freezing a run",
+    [Faults.before("run_seal", "INSERT"), Faults.after("run_seal", "INSERT"), Faults.atCommit("run_seal", "INSERT")],
+    () => {
+      const run = generateRunId()
+      return {
+        setup: begun(run),
+        run: (epoch) => Effect.flatMap(JournalStore, (store) => store.seal(run, epoch, "succeeded")),
+        observe: () => shown(run, "none", generateCaseId()),
+        probe: (epoch) => Effect.flatMap(JournalStore, (store) => store.append(run, epoch, [note("late")])),
+      }
+    },
+  ),
+  Faults.scenario(
+    "acquire taking a released lease at the next epoch",
+    [Faults.before("run_lease", "UPDATE"), Faults.after("run_lease", "UPDATE"), Faults.atCommit("run_lease", "UPDATE")],
+    () => {
+      const run = generateRunId()
+      return {
+        setup: Effect.flatMap(JournalStore, (store) =>
+          Effect.flatMap(store.acquire(run, "worker", 600), (lease) => store.releaseLease(run, lease.epoch)),
+        ),
+        run: () => Effect.flatMap(JournalStore, (store) => store.acquire(run, "other", 600)),
+        observe: () => Effect.flatMap(JournalStore, (store) => store.abandonedRuns(10)),
+        // The fault must not have spent an epoch: the next holder fences at exactly 2.
+        probe: () =>
+          Effect.flatMap(JournalStore, (store) => store.append(run, 2 as Journal.Lease["epoch"], [note("x")])),
+        volatile: ["expiresAt", "remainingSecs"],
+      }
+    },
+  ),
+]
+
+describe("faults: JournalStore", () => {
+  layer(Faults.layer(inject("pgUrl")), { excludeTestServices: true })((it) => {
+    Faults.exercise(it.effect, scenarios)
+  })
+})
