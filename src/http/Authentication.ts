@@ -2,9 +2,10 @@
  * Bearer authentication (§8.1): every endpoint of the API carries this middleware, which turns the
  * credential into the request's `CurrentCaller` or answers 401.
  */
-import { HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { CurrentCaller } from "./Caller.js"
+import { Credentials } from "./Credentials.js"
 
 /** No credential, or one the credential table does not know. */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
@@ -18,3 +19,32 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("age
   provides: CurrentCaller,
   security: { bearer: HttpApiSecurity.bearer },
 }) {}
+
+/**
+ * The live middleware: the bearer token, looked up in the credential table, is the caller.
+ * Neither refusal echoes the token, so a 401 never repeats a secret into a log or a proxy.
+ */
+export const layer: Layer.Layer<Authentication, never, Credentials> = Layer.effect(
+  Authentication,
+  Effect.map(Credentials, (credentials) =>
+    Authentication.of({
+      bearer: (token) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // The platform cuts seven characters off any Authorization header; only the Bearer
+          // scheme (case-insensitive, RFC 9110 §11.1) counts as presenting a token.
+          const header = request.headers.authorization ?? ""
+          if (!BEARER.test(header) || Redacted.value(token).trim().length === 0) {
+            return yield* new Unauthorized({ message: "missing credential: send Authorization: Bearer <token>" })
+          }
+          const caller = yield* credentials.lookup(token)
+          if (Option.isNone(caller)) return yield* new Unauthorized({ message: "unknown credential" })
+          return caller.value
+        }),
+    }),
+  ),
+)
+
+// internal
+
+const BEARER = /^bearer /i

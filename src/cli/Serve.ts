@@ -1,0 +1,116 @@
+/**
+ * `agentplane serve`: the operator HTTP API (§8.1, §8.3). Refuses to start without a credential
+ * table and a policy, or with either malformed; migrates the store, then serves until SIGINT or
+ * SIGTERM, when the server stops accepting, in-flight requests finish and the store closes.
+ */
+import { Command, Options } from "@effect/cli"
+import { type FileSystem, HttpServer } from "@effect/platform"
+import { Config, Console, Effect, Layer, Option, Schema } from "effect"
+import type { Authorizer } from "../http/Authorizer.js"
+import * as Credentials from "../http/Credentials.js"
+import * as Policy from "../http/Policy.js"
+import * as Server from "../http/Server.js"
+import * as Address from "./Address.js"
+import * as Store from "./Store.js"
+
+/** `serve` cannot start as configured; `message` says what to change. */
+export class StartRefused extends Schema.TaggedError<StartRefused>()("StartRefused", { message: Schema.String }) {}
+
+const addr = Options.text("addr").pipe(
+  Options.withDescription(`host:port to listen on (env AGENTPLANE_ADDR)`),
+  Options.withFallbackConfig(Config.string("AGENTPLANE_ADDR")),
+  Options.withDefault(Address.DEFAULT),
+)
+
+const tokens = Options.text("tokens").pipe(
+  Options.withDescription(
+    "credential table: JSON array of {digest, tenant, actor, roles} (env AGENTPLANE_TOKENS; or the JSON itself in AGENTPLANE_TOKENS_JSON)",
+  ),
+  Options.withFallbackConfig(Config.string("AGENTPLANE_TOKENS")),
+  Options.optional,
+)
+
+const policy = Options.text("policy").pipe(
+  Options.withDescription(
+    'policy: {"allow": [{"action", "roles"}]} (env AGENTPLANE_POLICY; or the JSON itself in AGENTPLANE_POLICY_JSON)',
+  ),
+  Options.withFallbackConfig(Config.string("AGENTPLANE_POLICY")),
+  Options.optional,
+)
+
+export interface ServeOptions {
+  readonly addr: string
+  readonly store: string
+  readonly tokens: Option.Option<string>
+  readonly policy: Option.Option<string>
+}
+
+/**
+ * One of a file (flag or `AGENTPLANE_X`) and inline JSON (`AGENTPLANE_X_JSON`), exactly: neither
+ * leaves the server without its table, both leave it unclear which one governs.
+ */
+const source = <L>(
+  what: string,
+  flag: string,
+  file: Option.Option<string>,
+  fromFile: (path: string) => L,
+  fromJson: (json: string, source: string) => L,
+): Effect.Effect<L, StartRefused> =>
+  Effect.gen(function* () {
+    const variable = `AGENTPLANE_${flag.toUpperCase()}_JSON`
+    const json = yield* Config.option(Config.string(variable)).pipe(
+      Effect.mapError((e) => new StartRefused({ message: `${variable}: ${e.message}` })),
+    )
+    if (Option.isSome(file) && Option.isSome(json)) {
+      return yield* new StartRefused({
+        message: `${what} given twice: --${flag} (or AGENTPLANE_${flag.toUpperCase()}) and ${variable}; give one`,
+      })
+    }
+    if (Option.isSome(file)) return fromFile(file.value)
+    if (Option.isSome(json)) return fromJson(json.value, variable)
+    return yield* new StartRefused({
+      message: `serve needs ${what}: --${flag} <file> (or AGENTPLANE_${flag.toUpperCase()}=<file>, ${variable}=<json>)`,
+    })
+  })
+
+/** The whole server for `options`, as a layer that serves while it is held. */
+export const layer = (options: ServeOptions) =>
+  Effect.gen(function* () {
+    const address = yield* Effect.mapError(Address.parse(options.addr), (message) => new StartRefused({ message }))
+    const credentials = yield* source<
+      Layer.Layer<Credentials.Credentials, Credentials.CredentialsInvalid, FileSystem.FileSystem>
+    >("a credential table", "tokens", options.tokens, Credentials.layerFile, Credentials.layerJson)
+    const authorizer = yield* source<Layer.Layer<Authorizer, Policy.PolicyInvalid, FileSystem.FileSystem>>(
+      "a policy (without one every request would be refused)",
+      "policy",
+      options.policy,
+      Policy.layerFile,
+      Policy.layerJson,
+    )
+    // The tables first, the store only once both are accepted: a refused start opens (or
+    // creates) no database.
+    return Layer.flatMap(Layer.merge(credentials, authorizer), (tables) =>
+      Server.layer(address).pipe(
+        Layer.provide(Layer.succeedContext(tables)),
+        Layer.provide(Store.layer(options.store)),
+      ),
+    )
+  })
+
+/** Serves until interrupted, announcing the bound address (with `--addr host:0`, the port the system chose). */
+export const serve = (options: ServeOptions) =>
+  Effect.flatMap(layer(options), (server) =>
+    HttpServer.addressFormattedWith((address) =>
+      Console.log(`agentplane serving ${address} (store ${Store.show(options.store)})`),
+    ).pipe(
+      Effect.zipRight(Effect.never),
+      Effect.onInterrupt(() => Console.log("agentplane stopping: finishing requests in flight")),
+      Effect.provide(server),
+      // Runs once the layer's scope has closed: the listener, then the store.
+      Effect.onInterrupt(() => Console.log("agentplane stopped")),
+    ),
+  )
+
+export const command = Command.make("serve", { addr, store: Store.option, tokens, policy }, serve).pipe(
+  Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"),
+)

@@ -1,0 +1,135 @@
+/**
+ * The operator HTTP API (§8.2) as an `HttpApi`: typed endpoints from which the server, the
+ * derived client and the OpenAPI document all come. Every group but `health` carries the bearer
+ * `Authentication` middleware; `/healthz`, `/openapi.json` and the `/docs` page are public, so a
+ * load balancer and a browser can reach them without a credential.
+ *
+ * Statuses follow §8.2: store errors carry none of their own, so each is added here with its
+ * status; an error body is the tagged error encoded by its schema.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { CaseStatus } from "../domain/Case.js"
+import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
+import { Backend, Corrupt, NotFound } from "../errors/StoreError.js"
+import { Authentication } from "./Authentication.js"
+import { AuthorizerUnavailable, Forbidden } from "./Authorizer.js"
+import * as Metrics from "./Metrics.js"
+import * as Wire from "./Wire.js"
+
+/** The largest request body: 1 MiB, the size of the largest journal record. */
+export const MAX_BODY_BYTES = 1_048_576
+
+/** The request failed validation; `message` names each offending field. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()(
+  "InvalidRequest",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 422 }),
+) {}
+
+/** The body is over `MAX_BODY_BYTES`; nothing of it was read into a store. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  { limit: Schema.NonNegativeInt, message: Schema.String },
+  HttpApiSchema.annotations({ status: 413 }),
+) {}
+
+const taskPath = Schema.Struct({ task: Wire.TaskRef })
+const casePath = Schema.Struct({ case: Wire.CaseRef })
+
+export class Health extends HttpApiGroup.make("health")
+  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Wire.Health))
+  .annotate(OpenApi.Description, "Liveness; public.") {}
+
+export class Events extends HttpApiGroup.make("events")
+  .add(
+    // The payload declared here is the native shape the derived client sends; the server also
+    // reads CloudEvents in structured and binary mode from the same route.
+    HttpApiEndpoint.post("deliver", "/events")
+      .setPayload(Wire.NativeEvent)
+      .addSuccess(Wire.DeliveryAnswer, { status: 202 }),
+  )
+  .middleware(Authentication) {}
+
+export class Tasks extends HttpApiGroup.make("tasks")
+  .add(
+    HttpApiEndpoint.get("list", "/tasks")
+      .setUrlParams(Schema.Struct({ limit: Wire.Limit }))
+      .addSuccess(Wire.TaskList),
+  )
+  .add(HttpApiEndpoint.get("read", "/tasks/:task").setPath(taskPath).addSuccess(Wire.TaskView))
+  .add(HttpApiEndpoint.post("claim", "/tasks/:task/claim").setPath(taskPath).addSuccess(Wire.TaskView))
+  .add(HttpApiEndpoint.post("release", "/tasks/:task/release").setPath(taskPath).addSuccess(HttpApiSchema.NoContent))
+  .add(
+    HttpApiEndpoint.post("takeover", "/tasks/:task/takeover")
+      .setPath(taskPath)
+      .setPayload(Wire.TakeOverRequest)
+      .addSuccess(Wire.TaskView),
+  )
+  .add(
+    HttpApiEndpoint.post("decide", "/tasks/:task/decide")
+      .setPath(taskPath)
+      .setPayload(Wire.DecisionRequest)
+      .addSuccess(Wire.DecideAnswer),
+  )
+  .addError(TaskNotFound, { status: 404 })
+  .addError(NotFound, { status: 404 })
+  .addError(Excluded, { status: 403 })
+  .addError(WrongRole, { status: 403 })
+  .addError(AlreadyClaimed, { status: 409 })
+  .addError(NotPending, { status: 409 })
+  .addError(NotHeld, { status: 409 })
+  .middleware(Authentication) {}
+
+export class Cases extends HttpApiGroup.make("cases")
+  .add(
+    HttpApiEndpoint.get("list", "/cases")
+      .setUrlParams(
+        // Absent, the status is `escalated`: the cases that need a person.
+        Schema.Struct({ status: Schema.optional(CaseStatus), limit: Wire.Limit }),
+      )
+      .addSuccess(Schema.Array(Wire.CaseView)),
+  )
+  .add(HttpApiEndpoint.get("read", "/cases/:case").setPath(casePath).addSuccess(Wire.CaseDetail))
+  .add(
+    HttpApiEndpoint.get("obligations", "/obligations")
+      .setUrlParams(Schema.Struct({ limit: Wire.Limit }))
+      .addSuccess(Schema.Array(Wire.DeadlineView)),
+  )
+  .addError(NotFound, { status: 404 })
+  .middleware(Authentication) {}
+
+export class Operations extends HttpApiGroup.make("operations")
+  .add(
+    HttpApiEndpoint.get("deadLetters", "/dead-letters")
+      .setUrlParams(Schema.Struct({ limit: Wire.Limit }))
+      .addSuccess(Schema.Array(Wire.DeadLetterView)),
+  )
+  .add(HttpApiEndpoint.get("census", "/census").addSuccess(Wire.Census))
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics").addSuccess(
+      Wire.PrometheusText.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Metrics.CONTENT_TYPE })),
+    ),
+  )
+  .middleware(Authentication) {}
+
+export class Admin extends HttpApiGroup.make("admin")
+  .add(HttpApiEndpoint.put("halt", "/admin/halt").setPayload(Wire.HaltRequest).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.del("unhalt", "/admin/halt").addSuccess(HttpApiSchema.NoContent))
+  .middleware(Authentication) {}
+
+export class Api extends HttpApi.make("agentplane")
+  .add(Health)
+  .add(Events)
+  .add(Tasks)
+  .add(Cases)
+  .add(Operations)
+  .add(Admin)
+  .addError(InvalidRequest)
+  .addError(PayloadTooLarge)
+  .addError(Forbidden)
+  .addError(AuthorizerUnavailable)
+  // §8.2: a store outage is 503 (retry later); damage is 500.
+  .addError(Backend, { status: 503 })
+  .addError(Corrupt, { status: 500 })
+  .annotate(OpenApi.Title, "agentplane operator API") {}

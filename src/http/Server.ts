@@ -1,0 +1,114 @@
+/**
+ * The operator HTTP server (§8): the `Api`, its handlers, bearer authentication from the
+ * credential table, the OpenAPI document at `/openapi.json` and a browsable page at `/docs`, on
+ * Node's HTTP server. Closing the layer's scope stops accepting connections and lets requests in
+ * flight finish (the Node server layer's finaliser).
+ *
+ * Refusals the platform would otherwise answer its own way are made §8.2's here: a request that
+ * fails its schema is 422 (the platform says 400), malformed JSON is 422 (the platform dies, 500),
+ * and a body over 1 MiB is 413 before any of it is read into a store.
+ */
+import { createServer } from "node:http"
+import { HttpApiBuilder, HttpApiScalar, type HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Cause, Effect, Layer, Option } from "effect"
+import type * as SqlStores from "../layers/SqlStores.js"
+import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge } from "./Api.js"
+import * as Authentication from "./Authentication.js"
+import type { Authorizer } from "./Authorizer.js"
+import type { Credentials } from "./Credentials.js"
+import * as Delivery from "./Delivery.js"
+import * as Admin from "./handlers/Admin.js"
+import * as Cases from "./handlers/Cases.js"
+import * as Events from "./handlers/Events.js"
+import * as Health from "./handlers/Health.js"
+import * as Operations from "./handlers/Operations.js"
+import * as Tasks from "./handlers/Tasks.js"
+import * as Metrics from "./Metrics.js"
+
+export interface Options {
+  /** The interface to listen on, e.g. `127.0.0.1`. */
+  readonly host: string
+  /** The port; 0 picks a free one (read it back from `HttpServer.HttpServer`'s `address`). */
+  readonly port: number
+}
+
+/** Every group's handlers. */
+export const handlers = Layer.mergeAll(
+  Health.layer,
+  Events.layer,
+  Tasks.layer,
+  Cases.layer,
+  Operations.layer,
+  Admin.layer,
+)
+
+/** The API with its handlers, authenticated from the credential table. */
+export const api = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(Authentication.layer))
+
+/** §8.2's refusals for what the platform answers otherwise; see the module comment. */
+export const refusals = HttpApiBuilder.middleware(Api, (app) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    // Refused on the declared length, before reading: reading past the limit makes the platform
+    // destroy the socket, and the client would see a reset instead of the 413.
+    const declared = Number(request.headers["content-length"] ?? "0")
+    if (declared > MAX_BODY_BYTES) return yield* tooLarge
+    return yield* app
+  }).pipe(
+    Effect.catchAllCause((cause) => refine(cause)),
+    // A chunked body with no declared length is cut off here.
+    HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+  ),
+)
+
+/** The server, with delivery supplied by the caller (the runtime replaces store-level delivery). */
+export const layerWith = (
+  options: Options,
+): Layer.Layer<
+  HttpServer.HttpServer,
+  HttpServerError.ServeError,
+  SqlStores.Stores | Credentials | Authorizer | Delivery.Delivery
+> =>
+  HttpApiBuilder.serve(Metrics.countRequests).pipe(
+    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+    Layer.provide(refusals),
+    Layer.provide(api),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
+  )
+
+/** The server with store-level delivery (`Delivery.layer`): an event that matches a wait stays claimed for its run. */
+export const layer = (
+  options: Options,
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, SqlStores.Stores | Credentials | Authorizer> =>
+  layerWith(options).pipe(Layer.provide(Delivery.layer))
+
+// internal
+
+const tooLarge = new PayloadTooLarge({ limit: MAX_BODY_BYTES, message: `the body exceeds ${MAX_BODY_BYTES} bytes` })
+
+// The app's error type says `never`, but its failures are the API's errors, hence the widening.
+const refine = <E>(cause: Cause.Cause<E>) => {
+  const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
+  if (Option.isSome(failure) && failure.value instanceof HttpApiDecodeError) {
+    const message = failure.value.issues
+      .map((issue) => `${issue.path.length === 0 ? "request" : issue.path.join(".")}: ${issue.message}`)
+      .join("; ")
+    return Effect.fail(new InvalidRequest({ message }))
+  }
+  // The platform reads a JSON body with `orDie`, so malformed JSON and an overlong body arrive
+  // as defects.
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect) && HttpServerError.isServerError(defect.value)) {
+    const error = defect.value
+    if (error._tag === "RequestError" && error.reason === "Decode") {
+      const detail = error.cause instanceof Error ? error.cause.message : String(error.cause)
+      return Effect.fail(
+        detail.includes("maxBytes exceeded") ? tooLarge : new InvalidRequest({ message: `body: not JSON: ${detail}` }),
+      )
+    }
+  }
+  return Effect.failCause(cause)
+}

@@ -1,0 +1,284 @@
+/**
+ * The wire forms of the operator API (§8.2): what requests may carry and what responses show.
+ * Times are RFC 3339 UTC on the wire (§3), absences are `null`, ids are shown prefixed. Request
+ * bodies refuse unknown fields, so a body naming an actor or roles is a 422, never ignored.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import { type Case, CaseStatus } from "../domain/Case.js"
+import { CorrelationKey } from "../domain/CorrelationKey.js"
+import { type Deadline, DeadlineState } from "../domain/Deadline.js"
+import { Digest } from "../domain/Digest.js"
+import { EffectKey } from "../domain/EffectKey.js"
+import type { DeadLetter } from "../domain/Event.js"
+import { type CaseId, CaseId as CaseIdSchema, CaseVersion, parseCaseId, RunId, Seq, StepId } from "../domain/Ids.js"
+import type * as Journal from "../domain/Journal.js"
+import { Json } from "../domain/Json.js"
+import { Phase } from "../domain/Phase.js"
+import * as Task from "../domain/Task.js"
+import * as TaskId from "../domain/TaskId.js"
+import * as Time from "../domain/Time.js"
+import type * as Delivery from "./Delivery.js"
+
+// --- scalars ---------------------------------------------------------------------------------
+
+/** Any JSON value; the domain schema is a declaration, which OpenAPI cannot describe on its own. */
+export const AnyJson = Json.annotations({
+  jsonSchema: {
+    anyOf: [
+      { type: "object" },
+      { type: "array" },
+      { type: "string" },
+      { type: "number" },
+      { type: "boolean" },
+      { type: "null" },
+    ],
+  },
+  description: "any JSON value",
+})
+
+/** A C0 or C1 control character (U+001F among them, which separates source and id in a dedup key). */
+const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f)
+
+/** Tab, line feed and carriage return, which free text may hold. */
+const isLayout = (code: number): boolean => code === 0x09 || code === 0x0a || code === 0x0d
+
+const hasControl = (s: string, allowLayout: boolean): boolean => {
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i)
+    if (isControl(code) && !(allowLayout && isLayout(code))) return true
+  }
+  return false
+}
+
+/** A non-empty name or id with no control character: event ids and kinds, keys, actors. */
+export const Name = Schema.String.pipe(
+  Schema.filter((s) =>
+    s.length === 0 ? "must not be empty" : hasControl(s, false) ? "must not contain control characters" : true,
+  ),
+)
+
+/** Free text (a reason): lines and tabs allowed, other control characters refused. */
+export const Text = Schema.String.pipe(
+  Schema.filter((s) => (hasControl(s, true) ? "must not contain control characters" : true)),
+)
+
+/** An instant: whole Unix seconds inside, RFC 3339 UTC on the wire; sub-second input is truncated. */
+export const Instant = Schema.transformOrFail(Schema.String, Schema.typeSchema(Time.Timestamp), {
+  strict: true,
+  decode: (text, _, ast) => {
+    const millis = Date.parse(text)
+    return /^\d{4}-\d{2}-\d{2}T/.test(text) && Number.isFinite(millis)
+      ? ParseResult.succeed(Time.fromMillis(millis))
+      : ParseResult.fail(new ParseResult.Type(ast, text, "expected an RFC 3339 instant"))
+  },
+  encode: (at) => ParseResult.succeed(Time.toRfc3339(at)),
+}).annotations({ identifier: "Instant", jsonSchema: { type: "string", format: "date-time" } })
+
+/** A task id: `task_<hex>` or the hex on the way in, `task_<hex>` on the way out. */
+export const TaskRef = Schema.transformOrFail(Schema.String, Schema.typeSchema(TaskId.TaskId), {
+  strict: true,
+  decode: (input, _, ast) =>
+    Either.match(TaskId.parse(input), {
+      onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
+      onRight: ParseResult.succeed,
+    }),
+  encode: (id) => ParseResult.succeed(TaskId.show(id)),
+}).annotations({ identifier: "TaskRef", jsonSchema: { type: "string", pattern: "^(task_)?[0-9a-f]{64}$" } })
+
+/** A case id: `case_<ULID>` or the bare ULID on the way in, `case_<ULID>` on the way out. */
+export const CaseRef = Schema.transformOrFail(Schema.String, Schema.typeSchema(CaseIdSchema), {
+  strict: true,
+  decode: (input, _, ast) =>
+    Either.match(parseCaseId(input), {
+      onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
+      onRight: ParseResult.succeed,
+    }),
+  encode: (id: CaseId) => ParseResult.succeed(id),
+}).annotations({ identifier: "CaseRef", jsonSchema: { type: "string" } })
+
+/** `?limit=`: 1 … 500; absent, `DEFAULT_LIMIT` (optional rather than defaulted, so the derived client may omit it). */
+export const Limit = Schema.optional(
+  Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500, { message: () => "limit must be 1 … 500" })),
+)
+
+export const DEFAULT_LIMIT = 50
+
+export const limitOf = (limit: number | undefined): number => limit ?? DEFAULT_LIMIT
+
+// --- requests --------------------------------------------------------------------------------
+
+/** Unknown fields are refused, every problem reported, so the message names each offending field. */
+const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
+
+export const KeyInput = Schema.Struct({ namespace: Name, value: Name }).annotations(strict)
+
+/** The native event shape: the caller is the source, so no `source` field. */
+export const NativeEvent = Schema.Struct({
+  id: Name,
+  kind: Name,
+  correlation: Schema.optionalWith(Schema.Array(KeyInput), { default: () => [] }),
+  payload: Schema.optionalWith(AnyJson, { default: () => null }),
+}).annotations({ ...strict, identifier: "NativeEvent" })
+
+/** A reviewer's answer; the actor is the caller and the roles are the caller's, so neither may appear. */
+export const DecisionRequest = Schema.Struct({
+  approved: Schema.Boolean,
+  reason: Text,
+  amendment: Schema.optionalWith(AnyJson, { default: () => null }),
+}).annotations({ ...strict, identifier: "DecisionRequest" })
+
+export const TakeOverRequest = Schema.Struct({ from: Name }).annotations({ ...strict, identifier: "TakeOverRequest" })
+
+export const HaltRequest = Schema.Struct({ reason: Name }).annotations({ ...strict, identifier: "HaltRequest" })
+
+// --- responses -------------------------------------------------------------------------------
+
+export const JustificationView = Schema.Struct({
+  summary: Schema.String,
+  proposedAction: AnyJson,
+  confidence: Schema.OptionFromNullOr(Schema.Number),
+  cost: Schema.OptionFromNullOr(Schema.String),
+  evidence: Schema.Array(Schema.String),
+})
+
+/** A task as the caller sees it, with whether the caller may decide it. */
+export const TaskView = Schema.Struct({
+  id: TaskRef,
+  run: RunId,
+  case: Schema.OptionFromNullOr(CaseIdSchema),
+  kind: Schema.String,
+  justification: JustificationView,
+  candidateRoles: Schema.Array(Schema.String),
+  assignee: Schema.OptionFromNullOr(Schema.String),
+  priority: Task.Priority,
+  state: Task.TaskState,
+  onExpiry: Task.OnExpiry,
+  escalateTo: Schema.Array(Schema.String),
+  excludedActors: Schema.Array(Schema.String),
+  createdAt: Instant,
+  dueAt: Schema.OptionFromNullOr(Instant),
+  mayDecide: Schema.Boolean,
+}).annotations({ identifier: "Task" })
+export type TaskView = typeof TaskView.Type
+
+export const TaskList = Schema.Struct({ items: Schema.Array(TaskView), truncated: Schema.Boolean })
+
+export const CaseView = Schema.Struct({
+  id: CaseIdSchema,
+  kind: Schema.String,
+  status: CaseStatus,
+  correlation: Schema.Array(CorrelationKey),
+  state: AnyJson,
+  version: CaseVersion,
+  openedAt: Instant,
+  runs: Schema.Array(RunId),
+}).annotations({ identifier: "Case" })
+export type CaseView = typeof CaseView.Type
+
+export const DeadlineView = Schema.Struct({
+  case: CaseIdSchema,
+  name: Schema.String,
+  resolvedAt: Instant,
+  calendarDigest: Digest,
+  warnAt: Schema.OptionFromNullOr(Instant),
+  state: DeadlineState,
+}).annotations({ identifier: "Deadline" })
+
+/** One journal record of the case, by its place in the chain; the payload stays in the journal. */
+export const HistoryEntry = Schema.Struct({
+  run: RunId,
+  seq: Seq,
+  step: StepId,
+  phase: Phase,
+  kind: Schema.String,
+  effect: Schema.OptionFromNullOr(EffectKey),
+  hash: Digest,
+})
+
+export const CaseDetail = Schema.Struct({
+  case: CaseView,
+  deadlines: Schema.Array(DeadlineView),
+  tasks: Schema.Array(TaskView),
+  history: Schema.Array(HistoryEntry),
+  historyTruncated: Schema.Boolean,
+})
+
+export const EventView = Schema.Struct({
+  source: Schema.String,
+  id: Schema.String,
+  kind: Schema.String,
+  correlation: Schema.Array(CorrelationKey),
+  payload: AnyJson,
+})
+
+export const DeadLetterView = Schema.Struct({ event: EventView, receivedAt: Instant, reason: Schema.String })
+
+/** What `deliver` did; `run` names the run whose wait took the event. */
+export const DeliveryAnswer = Schema.Struct({
+  result: Schema.Literal("matched", "buffered", "duplicate"),
+  run: Schema.optional(RunId),
+})
+export type DeliveryAnswer = typeof DeliveryAnswer.Type
+
+export const DecideAnswer = Schema.Struct({ task: TaskView, delivery: DeliveryAnswer })
+
+/** The tenant's gauges (the sweeper's census, §7.10) and its emergency stop. */
+export const Census = Schema.Struct({
+  openCases: Schema.NonNegativeInt,
+  oldestCaseAgeSecs: Schema.OptionFromNullOr(Schema.NonNegativeInt),
+  dueDeadlines: Schema.NonNegativeInt,
+  pendingTimers: Schema.NonNegativeInt,
+  openTasks: Schema.NonNegativeInt,
+  runningRuns: Schema.NonNegativeInt,
+  halted: Schema.OptionFromNullOr(Schema.String),
+})
+
+export const Health = Schema.Struct({ status: Schema.Literal("ok") })
+
+/** Prometheus text exposition. */
+export const PrometheusText = Schema.String.annotations({ identifier: "PrometheusText" })
+
+// --- views of domain records -----------------------------------------------------------------
+
+export const taskView = (task: Task.Task, actor: string, roles: ReadonlyArray<string>): TaskView => ({
+  id: task.id,
+  run: task.run,
+  case: task.case,
+  kind: task.kind,
+  justification: { ...task.justification },
+  candidateRoles: task.candidateRoles,
+  assignee: task.assignee,
+  priority: task.priority,
+  state: task.state,
+  onExpiry: task.onExpiry,
+  escalateTo: task.escalateTo,
+  excludedActors: task.excludedActors,
+  createdAt: task.createdAt,
+  dueAt: task.dueAt,
+  mayDecide: Task.mayDecide(task, actor, roles),
+})
+
+export const caseView = (kase: Case): CaseView => ({ ...kase })
+
+export const deadlineView = (deadline: Deadline): typeof DeadlineView.Type => ({ ...deadline })
+
+export const deadLetterView = (letter: DeadLetter): typeof DeadLetterView.Type => ({
+  event: { ...letter.event },
+  receivedAt: letter.receivedAt,
+  reason: letter.reason,
+})
+
+export const historyEntry = (record: Journal.Record): typeof HistoryEntry.Type => ({
+  run: record.run,
+  seq: record.seq,
+  step: record.step,
+  phase: record.phase,
+  kind: record.kind.kind,
+  effect: record.effectKey,
+  hash: record.hash,
+})
+
+export const deliveryAnswer = (outcome: Delivery.Outcome): DeliveryAnswer =>
+  outcome._tag === "Matched"
+    ? { result: "matched", run: outcome.subscription.run }
+    : { result: outcome._tag === "Buffered" ? "buffered" : "duplicate" }

@@ -1,0 +1,55 @@
+/**
+ * `POST /events` (§8.2): one route for CloudEvents in structured and binary mode and for the
+ * native shape. The body is read here rather than by the endpoint's payload decoder, because
+ * which form it is depends on the headers; the endpoint still declares the native shape, which
+ * is what the derived client sends.
+ */
+import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { Effect, Either } from "effect"
+import type { InboundEvent } from "../../domain/Event.js"
+import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge } from "../Api.js"
+import type { Caller } from "../Caller.js"
+import * as CloudEvents from "../CloudEvents.js"
+import { Delivery } from "../Delivery.js"
+import * as Wire from "../Wire.js"
+import * as Guard from "./Guard.js"
+
+export const layer = HttpApiBuilder.group(Api, "events", (handlers) =>
+  Effect.gen(function* () {
+    const delivery = yield* Delivery
+    return handlers.handleRaw("deliver", ({ request }) =>
+      Effect.gen(function* () {
+        const caller = yield* Guard.authorize("api:event.deliver")
+        const event = yield* parse(request, caller)
+        const outcome = yield* delivery.deliver(event, yield* Guard.now).pipe(Guard.asTenant(caller))
+        return Wire.deliveryAnswer(outcome)
+      }),
+    )
+  }),
+)
+
+// internal
+
+/** The event the request carries, in whichever form its headers announce. */
+const parse = (request: HttpServerRequest.HttpServerRequest, caller: Caller) =>
+  Effect.gen(function* () {
+    const body = new Uint8Array(
+      yield* Effect.mapError(request.arrayBuffer, (e) =>
+        String(e.cause).includes("maxBytes exceeded")
+          ? new PayloadTooLarge({ limit: MAX_BODY_BYTES, message: `the body exceeds ${MAX_BODY_BYTES} bytes` })
+          : new InvalidRequest({ message: `body: could not be read: ${e.message}` }),
+      ),
+    )
+    const media = (request.headers["content-type"] ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? ""
+    const parsed: Either.Either<InboundEvent, string> =
+      media === CloudEvents.STRUCTURED
+        ? CloudEvents.fromStructured(body, caller)
+        : request.headers["ce-specversion"] !== undefined
+          ? CloudEvents.fromBinary(request.headers, body, caller)
+          : media === "application/json"
+            ? CloudEvents.fromNative(body, caller)
+            : Either.left(
+                `content-type: expected ${CloudEvents.STRUCTURED}, ce-* headers (binary mode) or application/json, not ${JSON.stringify(media)}`,
+              )
+    return yield* Either.mapLeft(parsed, (message) => new InvalidRequest({ message }))
+  })

@@ -1,0 +1,69 @@
+/**
+ * Operator reads (§8.2, §10): dead letters, the tenant's census, and the metrics page.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CaseStore } from "../../services/CaseStore.js"
+import { EventStore } from "../../services/EventStore.js"
+import { QuotaStore } from "../../services/QuotaStore.js"
+import { TaskStore } from "../../services/TaskStore.js"
+import { TimerStore } from "../../services/TimerStore.js"
+import { Api } from "../Api.js"
+import * as Metrics from "../Metrics.js"
+import * as Wire from "../Wire.js"
+import * as Guard from "./Guard.js"
+
+export const layer = HttpApiBuilder.group(Api, "operations", (handlers) =>
+  Effect.gen(function* () {
+    const cases = yield* CaseStore
+    const events = yield* EventStore
+    const tasks = yield* TaskStore
+    const timers = yield* TimerStore
+    const quota = yield* QuotaStore
+    const census = Effect.gen(function* () {
+      const [kases, pendingTimers, openTasks, runningRuns, halted] = yield* Effect.all([
+        Effect.flatMap(Guard.now, cases.census),
+        timers.pendingCount(),
+        tasks.openCount(),
+        quota.running(),
+        quota.halted(),
+      ])
+      return {
+        openCases: kases.open,
+        oldestCaseAgeSecs: kases.oldestAgeSecs,
+        dueDeadlines: kases.due,
+        pendingTimers,
+        openTasks,
+        runningRuns,
+        halted,
+      }
+    })
+    return handlers
+      .handle("deadLetters", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const caller = yield* Guard.authorize("api:deadletter.list")
+          const rows = yield* events.deadLetters(Wire.limitOf(urlParams.limit)).pipe(Guard.asTenant(caller))
+          return rows.map(Wire.deadLetterView)
+        }),
+      )
+      .handle("census", () =>
+        Effect.gen(function* () {
+          const caller = yield* Guard.authorize("api:census.read")
+          return yield* census.pipe(Guard.asTenant(caller))
+        }),
+      )
+      .handle("metrics", () =>
+        Effect.gen(function* () {
+          const caller = yield* Guard.authorize("api:metrics.read")
+          // Best effort: during an outage the counters are what an operator needs most, so a
+          // census that cannot be read leaves the gauges as they were instead of failing the page.
+          yield* census.pipe(
+            Guard.asTenant(caller),
+            Effect.flatMap(Metrics.observeCensus),
+            Effect.catchAll((e) => Effect.logWarning("census unavailable for /metrics", e)),
+          )
+          return yield* Metrics.render
+        }),
+      )
+  }),
+)

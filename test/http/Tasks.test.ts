@@ -1,0 +1,222 @@
+/**
+ * The worklist routes through the derived client, on each backend: list, read, claim, release,
+ * take-over and decide, with four-eyes refusals and their statuses.
+ */
+import { describe, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
+import { EffectKey } from "../../src/domain/EffectKey.js"
+import { Subscription } from "../../src/domain/Event.js"
+import { generateRunId, StepId } from "../../src/domain/Ids.js"
+import { Decision } from "../../src/domain/Task.js"
+import { TaskId } from "../../src/domain/TaskId.js"
+import * as Time from "../../src/domain/Time.js"
+import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../../src/errors/ClaimError.js"
+import type { Forbidden } from "../../src/http/Authorizer.js"
+import * as Tasks from "../../src/http/handlers/Tasks.js"
+import { EventStore } from "../../src/services/EventStore.js"
+import { TaskStore } from "../../src/services/TaskStore.js"
+import { task as taskRecord } from "../conformance/task/Fixtures.js"
+import { assert } from "../support/Assert.js"
+import { assertError } from "../support/Errors.js"
+import * as Http from "../support/Http.js"
+
+const open = (fixture: Http.Fixture, shape: Parameters<typeof taskRecord>[0] = {}) =>
+  fixture.inTenant(Effect.flatMap(TaskStore, (store) => store.open(taskRecord(shape))))
+
+const stored = (fixture: Http.Fixture, id: TaskId) =>
+  fixture.inTenant(Effect.flatMap(TaskStore, (store) => store.task(id))).pipe(Effect.map(Option.getOrThrow))
+
+for (const backend of Http.backends()) {
+  describe(`http tasks (${backend.name})`, () => {
+    layer(backend.layer, { excludeTestServices: true })((it) => {
+      it.effect("GET /tasks lists the caller's eligible tasks with mayDecide, truncated past the limit", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const mine = yield* open(f, { candidateRoles: ["finance"], priority: "urgent" })
+            const excluded = yield* open(f, { excludedActors: ["rita"], priority: "high" })
+            yield* open(f, { candidateRoles: ["legal"] })
+            const page = yield* f.as("rita").tasks.list({ urlParams: { limit: 5 } })
+            assert.deepStrictEqual(
+              page.items.map((t) => [t.id, t.mayDecide]),
+              [
+                [mine.id, true],
+                [excluded.id, false],
+              ],
+            )
+            assert.isFalse(page.truncated)
+            const cut = yield* f.as("rita").tasks.list({ urlParams: { limit: 1 } })
+            assert.deepStrictEqual(
+              cut.items.map((t) => t.id),
+              [mine.id],
+            )
+            assert.isTrue(cut.truncated)
+          }),
+        ),
+      )
+
+      it.effect("GET /tasks/{task} shows the task in wire form; an unknown one is TaskNotFound (404)", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f, { candidateRoles: ["ops"], dueAt: 1_700_000_000 })
+            const seen = yield* f.as("rita").tasks.read({ path: { task: t.id } })
+            assert.strictEqual(seen.id, t.id)
+            assert.deepStrictEqual(seen.dueAt, t.dueAt)
+            assert.deepStrictEqual(seen.justification.confidence, Option.some(0.75))
+            assert.isFalse(seen.mayDecide)
+            const raw = yield* f.raw("GET", `/tasks/task_${t.id}`, { as: "rita" })
+            const body = raw.json as Record<string, unknown>
+            assert.strictEqual(body.id, `task_${t.id}`)
+            assert.strictEqual(body.dueAt, "2023-11-14T22:13:20Z")
+            assert.strictEqual(body.case, null)
+            const missing = TaskId.make("0".repeat(64))
+            assertError(
+              yield* Effect.flip(f.as("rita").tasks.read({ path: { task: missing } })),
+              new TaskNotFound({ task: missing }),
+            )
+          }),
+        ),
+      )
+
+      it.effect("claim, release and take-over act as the caller", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f)
+            const claimed = yield* f.as("rita").tasks.claim({ path: { task: t.id } })
+            assert.deepStrictEqual([claimed.state, claimed.assignee], ["claimed", Option.some("rita")])
+            assertError(
+              yield* Effect.flip(f.as("sam").tasks.claim({ path: { task: t.id } })),
+              new AlreadyClaimed({ task: t.id, holder: "rita" }),
+            )
+            assertError(
+              yield* Effect.flip(f.as("sam").tasks.release({ path: { task: t.id } })),
+              new NotHeld({ task: t.id, actor: "sam" }),
+            )
+            const taken = yield* f.as("sam").tasks.takeover({ path: { task: t.id }, payload: { from: "rita" } })
+            assert.deepStrictEqual(taken.assignee, Option.some("sam"))
+            assertError(
+              yield* Effect.flip(f.as("rita").tasks.takeover({ path: { task: t.id }, payload: { from: "rita" } })),
+              new NotHeld({ task: t.id, actor: "rita" }),
+            )
+            yield* f.as("sam").tasks.release({ path: { task: t.id } })
+            const after = yield* stored(f, t.id)
+            assert.deepStrictEqual([after.state, after.assignee], ["open", Option.none()])
+          }),
+        ),
+      )
+
+      it.effect("an excluded actor can neither claim nor decide (403), and nothing changes", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f, { excludedActors: ["rita"] })
+            assertError(
+              yield* Effect.flip(f.as("rita").tasks.claim({ path: { task: t.id } })),
+              new Excluded({ actor: "rita" }),
+            )
+            const decided = yield* f.raw("POST", `/tasks/${t.id}/decide`, {
+              as: "rita",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ approved: true, reason: "fine" }),
+            })
+            assert.strictEqual(decided.status, 403)
+            assert.deepStrictEqual(decided.json, { _tag: "Excluded", actor: "rita" })
+            assert.deepStrictEqual(yield* stored(f, t.id), t)
+            const letters = yield* f.inTenant(Effect.flatMap(EventStore, (s) => s.deadLetters(10)))
+            assert.strictEqual(letters.length, 0)
+          }),
+        ),
+      )
+
+      it.effect("a caller without a candidate role is WrongRole (403); a decided task is NotPending (409)", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f, { candidateRoles: ["finance"] })
+            assertError(
+              yield* Effect.flip(f.as("sam").tasks.claim({ path: { task: t.id } })),
+              new WrongRole({ actor: "sam" }),
+            )
+            const done = yield* open(f, { state: "completed" })
+            assertError(
+              yield* Effect.flip(f.as("rita").tasks.claim({ path: { task: done.id } })),
+              new NotPending({ task: done.id, state: "completed" }),
+            )
+          }),
+        ),
+      )
+
+      it.effect("a role the policy does not allow is Forbidden (403)", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f)
+            const refused = yield* Effect.flip(f.as("nobody").tasks.claim({ path: { task: t.id } }))
+            assert.strictEqual((refused as Forbidden)._tag, "Forbidden")
+            assert.strictEqual((refused as Forbidden).action, "api:task.claim")
+            assert.deepStrictEqual(yield* stored(f, t.id), t)
+          }),
+        ),
+      )
+
+      it.effect("decide answers the waiting run with the caller as actor and completes the task", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f)
+            const run = generateRunId()
+            yield* f.inTenant(
+              Effect.flatMap(EventStore, (events) =>
+                events.subscribe(
+                  new Subscription({
+                    run,
+                    case: Option.none(),
+                    effect: EffectKey.make("e".repeat(64)),
+                    step: StepId.make(1),
+                    phase: "forward",
+                    kind: "agentplane.task.decided",
+                    correlation: [CorrelationKey.make("task", t.id)],
+                  }),
+                  Time.Timestamp.make(1_000),
+                ),
+              ),
+            )
+            const answer = yield* f.as("rita").tasks.decide({
+              path: { task: t.id },
+              payload: { approved: true, reason: "looks right", amendment: { amount: 30 } },
+            })
+            assert.deepStrictEqual(answer.delivery, { result: "matched", run })
+            assert.deepStrictEqual([answer.task.state, answer.task.assignee], ["completed", Option.some("rita")])
+            assert.strictEqual((yield* stored(f, t.id)).state, "completed")
+            assertError(
+              yield* Effect.flip(
+                f.as("rita").tasks.decide({
+                  path: { task: t.id },
+                  payload: { approved: false, reason: "again", amendment: null },
+                }),
+              ),
+              new NotPending({ task: t.id, state: "completed" }),
+            )
+          }),
+        ),
+      )
+
+      it.effect("a decision nobody waits for is buffered under the worklist's source", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f)
+            const answer = yield* f
+              .as("sam")
+              .tasks.decide({ path: { task: t.id }, payload: { approved: false, reason: "no", amendment: null } })
+            assert.deepStrictEqual(answer.delivery, { result: "buffered" })
+            // The buffered event is the worklist's decision with the caller as actor: the same
+            // identity offered again is a duplicate.
+            const decision = new Decision({ approved: false, actor: "sam", reason: "no", amendment: null })
+            const again = yield* f.inTenant(
+              Effect.flatMap(EventStore, (events) =>
+                events.buffer(Tasks.decisionEvent(t.id, decision), Time.Timestamp.make(1_000)),
+              ),
+            )
+            assert.isFalse(again)
+          }),
+        ),
+      )
+    })
+  })
+}

@@ -1,0 +1,156 @@
+/**
+ * A real operator server on 127.0.0.1 (ephemeral port) over a test backend, with the real
+ * credential table and policy, and clients derived from the `Api`. Each `withServer` call gets
+ * two fresh tenants, so no test sees another's rows.
+ */
+import { randomBytes } from "node:crypto"
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { inject } from "vitest"
+import type { Tenant, TenantId } from "../../src/domain/Tenant.js"
+import { Tenant as TenantTag } from "../../src/domain/Tenant.js"
+import type { Backend as BackendError } from "../../src/errors/StoreError.js"
+import { Api } from "../../src/http/Api.js"
+import * as Credentials from "../../src/http/Credentials.js"
+import * as Policy from "../../src/http/Policy.js"
+import * as Server from "../../src/http/Server.js"
+import type * as SqlStores from "../../src/layers/SqlStores.js"
+import * as Backend from "./Backend.js"
+
+/** Both backends, each test file running its suite on each. */
+export const backends = (): ReadonlyArray<Backend.Backend> => [Backend.sqlite(), Backend.postgres(inject("pgUrl"))]
+
+/** The policy every test server runs: reviewers work the worklist, producers deliver, admins halt. */
+export const policy: Policy.File = {
+  allow: [
+    { action: "api:task.*", roles: ["reviewer"] },
+    { action: "api:case.*", roles: ["reviewer"] },
+    { action: "api:obligation.list", roles: ["reviewer"] },
+    { action: "api:deadletter.list", roles: ["reviewer"] },
+    { action: "api:census.read", roles: ["reviewer"] },
+    { action: "api:metrics.read", roles: ["reviewer"] },
+    { action: "api:event.deliver", roles: ["producer"] },
+    { action: "api:admin.halt", roles: ["admin"] },
+  ],
+}
+
+/** The callers of a test server: four in tenant A, one (with every role) in tenant B. */
+export const callers = {
+  rita: { tenant: "a", roles: ["reviewer", "finance"] },
+  sam: { tenant: "a", roles: ["reviewer"] },
+  ada: { tenant: "a", roles: ["admin", "reviewer", "producer"] },
+  pat: { tenant: "a", roles: ["producer"] },
+  nobody: { tenant: "a", roles: ["observer"] },
+  bob: { tenant: "b", roles: ["admin", "reviewer", "producer"] },
+} as const
+export type CallerName = keyof typeof callers
+
+const makeClient = (baseUrl: string, token: string | undefined) =>
+  HttpApiClient.make(Api, {
+    baseUrl,
+    transformClient: (client) =>
+      token === undefined ? client : HttpClient.mapRequest(client, HttpClientRequest.bearerToken(token)),
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+export type Client = Effect.Effect.Success<ReturnType<typeof makeClient>>
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The body as JSON; `undefined` when it is not JSON. */
+  readonly json: unknown
+}
+
+export interface Fixture {
+  readonly baseUrl: string
+  /** Tenant A (rita, sam, ada, pat, nobody) and tenant B (bob). */
+  readonly tenant: TenantId
+  readonly otherTenant: TenantId
+  readonly tokens: Readonly<Record<CallerName, string>>
+  /** The derived client authenticated as `name`; `as(undefined)` sends no credential. */
+  readonly as: (name: CallerName | undefined) => Client
+  /** A client with a token the table does not know. */
+  readonly stranger: Client
+  /** A request outside the derived client, for bodies it would never send. */
+  readonly raw: (
+    method: string,
+    path: string,
+    options?: {
+      readonly as?: CallerName
+      readonly headers?: Record<string, string>
+      readonly body?: string | Uint8Array
+    },
+  ) => Effect.Effect<RawResponse>
+  /** Runs a store effect as tenant A (or `tenant`). */
+  readonly inTenant: <A, E, R>(
+    effect: Effect.Effect<A, E, R>,
+    tenant?: TenantId,
+  ) => Effect.Effect<A, E, Exclude<R, Tenant>>
+}
+
+/**
+ * Builds a server over `stores` (the test's own by default) for the duration of `body`, with
+ * fresh tenants and tokens; the server closes when `body` ends.
+ */
+export const withServer = <A, E, R>(
+  body: (fixture: Fixture) => Effect.Effect<A, E, R>,
+  options: { readonly stores?: Layer.Layer<SqlStores.Stores, BackendError> } = {},
+): Effect.Effect<A, E | BackendError | unknown, Exclude<R, Scope.Scope> | SqlStores.Stores> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const tenant = Backend.freshTenant()
+      const otherTenant = Backend.freshTenant()
+      const tokens = Object.fromEntries(
+        Object.keys(callers).map((name) => [name, `tok-${randomBytes(16).toString("hex")}`]),
+      ) as Record<CallerName, string>
+      const entries = (Object.keys(callers) as Array<CallerName>).map((name) => ({
+        digest: Credentials.digest(tokens[name]),
+        tenant: callers[name].tenant === "a" ? tenant : otherTenant,
+        actor: name,
+        roles: [...callers[name].roles],
+      }))
+      const server = Server.layer({ host: "127.0.0.1", port: 0 }).pipe(
+        Layer.provide(Credentials.layerEntries(entries, "test")),
+        Layer.provide(Policy.layerJson(JSON.stringify(policy), "test")),
+        Layer.provide(options.stores ?? Layer.effectContext(Effect.context<SqlStores.Stores>())),
+      )
+      const context = yield* Layer.build(server)
+      const address = Context.get(context, HttpServer.HttpServer).address
+      if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+      const baseUrl = `http://127.0.0.1:${address.port}`
+      const clients = new Map<string, Client>()
+      for (const name of [...Object.keys(callers), undefined] as Array<CallerName | undefined>) {
+        clients.set(name ?? "", yield* makeClient(baseUrl, name === undefined ? undefined : tokens[name]))
+      }
+      const stranger = yield* makeClient(baseUrl, `tok-${randomBytes(16).toString("hex")}`)
+      const fixture: Fixture = {
+        baseUrl,
+        tenant,
+        otherTenant,
+        tokens,
+        as: (name) => clients.get(name ?? "") as Client,
+        stranger,
+        raw: (method, path, opts = {}) =>
+          Effect.promise(async () => {
+            const headers: Record<string, string> = { ...opts.headers }
+            if (opts.as !== undefined) headers.authorization = `Bearer ${tokens[opts.as]}`
+            const response = await fetch(`${baseUrl}${path}`, {
+              method,
+              headers,
+              ...(opts.body === undefined ? {} : { body: opts.body }),
+            })
+            const text = await response.text()
+            let json: unknown
+            try {
+              json = JSON.parse(text)
+            } catch {
+              json = undefined
+            }
+            return { status: response.status, headers: response.headers, text, json }
+          }),
+        inTenant: (effect, t = tenant) => Effect.provideService(effect, TenantTag, t),
+      }
+      return yield* body(fixture)
+    }),
+  )
