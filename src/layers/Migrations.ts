@@ -10,15 +10,18 @@ import * as Sql from "./internal/Sql.js"
 import * as PgCaseLayer from "./migrations/pg/0001_case_layer.js"
 import * as PgJournal from "./migrations/pg/0002_journal.js"
 import * as PgRunPositions from "./migrations/pg/0003_run_positions.js"
+import * as PgReadIndexes from "./migrations/pg/0004_read_indexes.js"
 import * as SqliteCaseLayer from "./migrations/sqlite/0001_case_layer.js"
 import * as SqliteJournal from "./migrations/sqlite/0002_journal.js"
 import * as SqliteRunPositions from "./migrations/sqlite/0003_run_positions.js"
+import * as SqliteReadIndexes from "./migrations/sqlite/0004_read_indexes.js"
 
 /** Migration id (`0001_case_layer`) → its statements, for PostgreSQL. */
 export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0001_case_layer": PgCaseLayer.statements,
   "0002_journal": PgJournal.statements,
   "0003_run_positions": PgRunPositions.statements,
+  "0004_read_indexes": PgReadIndexes.statements,
 }
 
 /** Migration id → its statements, for SQLite; the ids are pg's, one for one. */
@@ -26,6 +29,7 @@ export const sqlite: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0001_case_layer": SqliteCaseLayer.statements,
   "0002_journal": SqliteJournal.statements,
   "0003_run_positions": SqliteRunPositions.statements,
+  "0004_read_indexes": SqliteReadIndexes.statements,
 }
 
 const TABLE = "agentplane_migrations"

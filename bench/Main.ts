@@ -1,0 +1,97 @@
+/**
+ * `npm run bench [-- --quick]`: every store hot path against its raw ceiling on PostgreSQL and
+ * SQLite, then the growth reads, then the results section of BENCHMARKS.md rewritten. Runs in a
+ * throwaway database and file of its own, removed at the end, on error and on Ctrl-C.
+ */
+import { readFileSync } from "node:fs"
+import { cpus, totalmem } from "node:os"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import Database from "better-sqlite3"
+import * as Databases from "./Databases.js"
+import * as Growth from "./Growth.js"
+import * as Report from "./Report.js"
+import * as Throughput from "./Throughput.js"
+
+const main = async () => {
+  const args = process.argv.slice(2)
+  const quick = args.includes("--quick")
+  const skipGrowth = args.includes("--no-growth")
+  const skipThroughput = args.includes("--no-throughput")
+  const log = (line: string) => process.stdout.write(`${line}\n`)
+  const started = performance.now()
+  const db = await Databases.create()
+  log(`bench: database ${db.pgName}, sqlite ${db.sqliteFile}${quick ? " (quick)" : ""}`)
+  let removing: Promise<void> | undefined
+  const cleanup = () => {
+    removing ??= db.remove()
+    return removing
+  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      log(`bench: ${signal}, dropping ${db.pgName}`)
+      void cleanup().finally(() => process.exit(130))
+    })
+  }
+  try {
+    const throughput = skipThroughput ? [] : await Throughput.run(db, { quick, log })
+    const growth = skipGrowth
+      ? []
+      : await Growth.run(db, {
+          sizes: quick ? Growth.QUICK_SIZES : Growth.FULL_SIZES,
+          reps: quick ? 3 : 7,
+          log,
+        })
+    const seconds = (performance.now() - started) / 1000
+    const section = Report.render(
+      {
+        date: new Date().toISOString().slice(0, 16).replace("T", " "),
+        mode: quick
+          ? "quick: cells capped at 0.15 s, growth to 10k rows"
+          : "full: cells capped at 2 s, growth to 1M rows",
+        machine: `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}`,
+        versions: await versions(db.pgUrl),
+        command: `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`,
+        seconds,
+      },
+      throughput,
+      growth,
+    )
+    const path = join(import.meta.dirname, "..", "BENCHMARKS.md")
+    Report.write(path, section)
+    log(`\nbench: ${path} rewritten in ${seconds.toFixed(0)} s\n`)
+    log(section)
+  } finally {
+    await cleanup()
+  }
+}
+
+const versions = async (pgUrl: string): Promise<string> => {
+  const sqlite = new Database(":memory:")
+  const sqliteVersion = (sqlite.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v
+  sqlite.close()
+  return [
+    `Node ${process.version}`,
+    `PostgreSQL ${await Databases.serverVersion(pgUrl)}`,
+    `SQLite ${sqliteVersion} (better-sqlite3 ${pkg("better-sqlite3")})`,
+    `pg ${pkg("pg")}`,
+    `effect ${pkg("effect")}`,
+    `@effect/sql ${pkg("@effect/sql")}`,
+    `@effect/sql-pg ${pkg("@effect/sql-pg")}`,
+    `@effect/sql-sqlite-node ${pkg("@effect/sql-sqlite-node")}`,
+  ].join(", ")
+}
+
+const pkg = (name: string): string => {
+  try {
+    const text = readFileSync(join(import.meta.dirname, "..", "node_modules", name, "package.json"), "utf8")
+    return (JSON.parse(text) as { version: string }).version
+  } catch {
+    return "?"
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`)
+  process.exitCode = 1
+})
