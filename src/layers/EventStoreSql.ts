@@ -112,6 +112,14 @@ export const make = Effect.gen(function* () {
        ORDER BY namespace, value
        ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
 
+  /** Every row of one wait, unlocked. */
+  const waitRows = (tenant: string, run: RunId, effect: EffectKey) =>
+    sql`
+      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+        FROM subscriptions
+       WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}
+       ORDER BY namespace, value`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
+
   return EventStore.of({
     buffer: (event, at) =>
       Effect.gen(function* () {
@@ -255,10 +263,13 @@ export const make = Effect.gen(function* () {
             const hit = rows.find((r) =>
               event.correlation.some((k) => k.namespace === r.namespace && k.value === r.value),
             )
+            // The answer carries all of the wait's keys, as `matchWaiter` and `waiting` do, rows of
+            // another kind included (read, not locked: locking them after this kind's rows could
+            // cross a delivery of that kind locking in the other order).
             const candidate =
               hit === undefined
                 ? Option.none<Subscription>()
-                : Option.fromNullable(assembleWaits(rows.filter((r) => r.effect_key === hit.effect_key))[0])
+                : Option.fromNullable(assembleWaits(yield* waitRows(tenant, run, hit.effect_key))[0])
             const decide = (claimedBy: string | null): TargetedDelivery =>
               claimedBy === run && Option.isSome(candidate)
                 ? TargetedDelivery.Matched({ subscription: candidate.value })

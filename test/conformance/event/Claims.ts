@@ -234,6 +234,21 @@ export const claims = (test: Tester) => {
         }),
       ))
 
+    test("the answer carries every key of the wait, as waiting lists it, even keys of another kind", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* EventStore
+          const run = generateRunId()
+          const effect = effectKey()
+          yield* store.subscribe(wait([key("doc", "1")], { run, effect, kind: "ack" }), at(10))
+          yield* store.subscribe(wait([key("doc", "2")], { run, effect, kind: "reply" }), at(10))
+          const [listed] = yield* store.waiting(10)
+          const answer = yield* store.deliverTo(run, event("1", [key("doc", "2")], { kind: "reply" }), at(20))
+          assert.deepStrictEqual(answer, TargetedDelivery.Matched({ subscription: listed ?? asStored(wait([])) }))
+          assert.deepStrictEqual(listed?.correlation.map(String), ["doc=1", "doc=2"])
+        }),
+      ))
+
     test("the wait with the lowest effect key holding a key matches, with all its keys", () =>
       asFreshTenant(
         Effect.gen(function* () {
