@@ -5,7 +5,8 @@
  * - `overdue` walked `tasks_due`, which also holds every decided task that once had a due
  *   instant; `tasks_overdue` holds only tasks still open or claimed, in the read's order.
  * - `census` counted open cases through every case of the tenant: `status <> 'closed'` cannot
- *   use `cases_by_status`. `cases_open` holds only open cases, oldest first, which is also the MIN.
+ *   use `cases_by_status`. `cases_open` holds only open cases, oldest first, which is also the MIN,
+ *   and covers both of its reads of `cases`, so SQLite prefers it whatever its statistics say.
  * - `deadLetters` ties on whole-second `received_at` and broke ties by sorting: `event_id` joins
  *   the key, so the page is read off the index in order and the scan stops at the limit.
  *
@@ -19,9 +20,13 @@ export const statements: ReadonlyArray<string> = [
     WHERE state IN ('open', 'claimed') AND due_at IS NOT NULL`,
   `DROP INDEX IF EXISTS tasks_due`,
 
-  // Serves `census`: open cases only, oldest first.
+  // Serves `census`: open cases only, oldest first. `status` is in the key so that both reads
+  // of `cases` (COUNT, MIN) are answered from this index alone: without it SQLite visits each row
+  // to test the predicate and prices that above a covering walk of `cases_by_status` over every
+  // case of the tenant, the plan it takes with no statistics (the product never runs ANALYZE) or
+  // with statistics from many small tenants: 56 ms at 1M cases, against 0.02 ms with this key.
   `CREATE INDEX IF NOT EXISTS cases_open
-    ON cases (tenant, opened_at)
+    ON cases (tenant, opened_at, status)
     WHERE status <> 'closed'`,
 
   // Serves `deadLetters`: retired events, newest first, ties on dedup key.
