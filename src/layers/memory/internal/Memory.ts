@@ -10,9 +10,9 @@ export { clampLimit } from "../../internal/Sql.js"
 
 /**
  * A store's state, one value per tenant, created on first touch (G1: a tenant only ever reaches
- * its own). The function it returns (`atomically` at the call sites) reads the tenant from context and runs `f` on its state in one synchronous
- * step: with no yield between the read, the check and the write, no other fiber can interleave,
- * so every verb is atomic by construction.
+ * its own). The function it returns (`atomically` at the call sites) reads the tenant from
+ * context and runs `f` on its state in one synchronous step: with no yield between the read, the
+ * check and the write, no other fiber can interleave, so every verb is atomic by construction.
  */
 export const perTenant = <S>(init: () => S) => {
   const tenants = new Map<TenantId, S>()

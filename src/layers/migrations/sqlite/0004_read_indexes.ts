@@ -1,6 +1,6 @@
 /**
- * Migration `0004_read_indexes`, SQLite dialect (the other set mirrors it statement for
- * statement). Three reads the benchmarks showed growing with the table, not with the answer:
+ * Migration `0004_read_indexes`, SQLite dialect (the other set mirrors its
+ * indexes). Three reads the benchmarks showed growing with the table, not with the answer:
  *
  * - `overdue` walked `tasks_due`, which also holds every decided task that once had a due
  *   instant; `tasks_overdue` holds only tasks still open or claimed, in the read's order.
@@ -9,6 +9,8 @@
  *   and covers both of its reads of `cases`, so SQLite prefers it whatever its statistics say.
  * - `deadLetters` ties on whole-second `received_at` and broke ties by sorting: `event_id` joins
  *   the key, so the page is read off the index in order and the scan stops at the limit.
+ *
+ * PostgreSQL also tunes autovacuum for the case tables here; SQLite has no autovacuum analyze.
  *
  * Each predicate is written as the read writes it, so SQLite's planner, which matches partial
  * index terms literally, can use it too.
