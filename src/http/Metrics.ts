@@ -1,9 +1,12 @@
 /**
  * Metrics (§10) over HTTP: every Effect metric of the process, rendered as Prometheus text.
  * Counters are incremented where things happen (`agentplane.policy.denials{action}` by the
- * policy's authoriser, `agentplane.http.requests{method,status}` by `countRequests`). The census
- * gauges are, by §10, set by the sweeper from its census; there is no sweeper yet, so the
- * `/metrics` route sets them from a census read for the caller's tenant on each request.
+ * policy's authoriser, `agentplane.http.requests{method,status}` by `countRequests`).
+ *
+ * The census gauges are, by §10, set by the sweeper from its census; there is no sweeper yet, so
+ * `/metrics` reads the caller's own census and writes it into that page only. They are never
+ * kept in the process's registry: a gauge there is one value for every tenant, and a page drawn
+ * while another tenant's request set it would show that tenant's numbers.
  */
 import { HttpApp } from "@effect/platform"
 import { Effect, Metric, MetricState, Option } from "effect"
@@ -15,14 +18,6 @@ export const httpRequests = Metric.counter("agentplane.http.requests", {
   incremental: true,
 })
 
-export const casesOpen = Metric.gauge("agentplane.cases.open", { description: "cases not closed" })
-export const casesOldestAge = Metric.gauge("agentplane.cases.oldest_age", {
-  description: "age of the oldest case not closed, in seconds",
-})
-export const deadlinesDue = Metric.gauge("agentplane.deadlines.due", { description: "deadlines due and not met" })
-export const timersPending = Metric.gauge("agentplane.timers.pending", { description: "armed timers" })
-export const tasksOpen = Metric.gauge("agentplane.tasks.open", { description: "open, claimed or escalated tasks" })
-
 export interface CensusReading {
   readonly openCases: number
   readonly oldestCaseAgeSecs: Option.Option<number>
@@ -31,21 +26,26 @@ export interface CensusReading {
   readonly openTasks: number
 }
 
-/** Sets the census gauges from one reading (no open case: an oldest age of 0). */
-export const observeCensus = (census: CensusReading): Effect.Effect<void> =>
-  Effect.all(
-    [
-      Metric.set(casesOpen, census.openCases),
-      Metric.set(
-        casesOldestAge,
-        Option.getOrElse(census.oldestCaseAgeSecs, () => 0),
-      ),
-      Metric.set(deadlinesDue, census.dueDeadlines),
-      Metric.set(timersPending, census.pendingTimers),
-      Metric.set(tasksOpen, census.openTasks),
-    ],
-    { discard: true },
-  )
+/** The census gauges of one reading, as page samples (no open case: an oldest age of 0). */
+const censusSamples = (census: CensusReading): ReadonlyArray<Sample> => [
+  gauge("agentplane.cases.open", "cases not closed", census.openCases),
+  gauge(
+    "agentplane.cases.oldest_age",
+    "age of the oldest case not closed, in seconds",
+    Option.getOrElse(census.oldestCaseAgeSecs, () => 0),
+  ),
+  gauge("agentplane.deadlines.due", "deadlines due and not met", census.dueDeadlines),
+  gauge("agentplane.timers.pending", "armed timers", census.pendingTimers),
+  gauge("agentplane.tasks.open", "open, claimed or escalated tasks", census.openTasks),
+]
+
+const gauge = (name: string, help: string, value: number): Sample => ({
+  name: metricName(name),
+  type: "gauge",
+  help,
+  labels: "",
+  value: String(value),
+})
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
@@ -68,24 +68,28 @@ export const countRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default
     app,
   )
 
-/** Every counter and gauge of the process in the Prometheus text format (version 0.0.4). */
-export const render: Effect.Effect<string> = Effect.map(Metric.snapshot, (pairs) => {
-  const families = new Map<string, { type: string; help: string; lines: Array<string> }>()
-  for (const pair of pairs) {
-    const sample = toSample(pair)
-    if (sample === undefined) continue
-    const family = families.get(sample.name) ?? { type: sample.type, help: sample.help, lines: [] }
-    family.lines.push(`${sample.name}${sample.labels} ${sample.value}`)
-    families.set(sample.name, family)
-  }
-  const out: Array<string> = []
-  for (const [name, family] of [...families].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (family.help !== "") out.push(`# HELP ${name} ${family.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`)
-    out.push(`# TYPE ${name} ${family.type}`)
-    out.push(...family.lines.sort())
-  }
-  return `${out.join("\n")}\n`
-})
+/**
+ * Every counter and gauge of the process, plus the caller's census when it could be read, in the
+ * Prometheus text format (version 0.0.4).
+ */
+export const render = (census: Option.Option<CensusReading>): Effect.Effect<string> =>
+  Effect.map(Metric.snapshot, (pairs) => {
+    const families = new Map<string, { type: string; help: string; lines: Array<string> }>()
+    const samples = [...pairs.map(toSample), ...Option.match(census, { onNone: () => [], onSome: censusSamples })]
+    for (const sample of samples) {
+      if (sample === undefined) continue
+      const family = families.get(sample.name) ?? { type: sample.type, help: sample.help, lines: [] }
+      family.lines.push(`${sample.name}${sample.labels} ${sample.value}`)
+      families.set(sample.name, family)
+    }
+    const out: Array<string> = []
+    for (const [name, family] of [...families].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (family.help !== "") out.push(`# HELP ${name} ${family.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`)
+      out.push(`# TYPE ${name} ${family.type}`)
+      out.push(...family.lines.sort())
+    }
+    return `${out.join("\n")}\n`
+  })
 
 /** The content type of `render`'s text. */
 export const CONTENT_TYPE = "text/plain; version=0.0.4"

@@ -189,6 +189,24 @@ for (const backend of Http.backends()) {
         ),
       )
 
+      it.effect("each tenant's /metrics page shows its own census, even when pages are drawn at once", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            yield* open(f)
+            for (let i = 0; i < 3; i++) yield* open(f, {}, f.otherTenant)
+            const pages = yield* Effect.all(
+              Array.from({ length: 24 }, (_, i) =>
+                Effect.map(f.as(i % 2 === 0 ? "rita" : "bob").operations.metrics(), (text) => [i, text] as const),
+              ),
+              { concurrency: "unbounded" },
+            )
+            for (const [i, text] of pages) {
+              assert.match(text, i % 2 === 0 ? /^agentplane_tasks_open 1$/m : /^agentplane_tasks_open 3$/m)
+            }
+          }),
+        ),
+      )
+
       it.effect("tenant A's key never sees tenant B's cases or obligations", () =>
         Http.withServer((f) =>
           Effect.gen(function* () {
@@ -287,6 +305,63 @@ for (const backend of Http.backends()) {
               .tasks.decide({ path, payload: { approved: true, reason: "checked", amendment: null } })
             assert.strictEqual(decided.task.state, "completed")
             assert.isTrue(yield* decisionDelivered(f, t.id))
+          }),
+        ),
+      )
+
+      it.effect("no producer can forge a task decision by posting the plane's own event kind", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f)
+            const hex = t.id.replace(/^task_/, "")
+            const forged = {
+              id: "forged-1",
+              kind: Tasks.DECIDED_KIND,
+              correlation: [{ namespace: "task", value: hex }],
+              payload: { approved: true, reason: "self-approved", actor: "pat", amendment: null },
+            }
+            for (const as of ["pat", "ada"] as const) {
+              const answer = yield* f.raw("POST", "/events", {
+                as,
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify(forged),
+              })
+              assert.strictEqual(answer.status, 422, answer.text)
+              assert.match(answer.text, /reserved/)
+            }
+            const cloudEvent = yield* f.raw("POST", "/events", {
+              as: "pat",
+              headers: { "content-type": "application/cloudevents+json" },
+              body: JSON.stringify({
+                specversion: "1.0",
+                id: "forged-2",
+                source: "urn:x",
+                type: Tasks.DECIDED_KIND,
+                subject: hex,
+                data: forged.payload,
+              }),
+            })
+            assert.strictEqual(cloudEvent.status, 422, cloudEvent.text)
+            // Nothing was buffered: both events are still new to the store.
+            for (const id of ["forged-1", "urn:x\u001fforged-2"]) {
+              assert.isTrue(
+                yield* f.inTenant(
+                  Effect.flatMap(EventStore, (events) =>
+                    events.buffer(
+                      new InboundEvent({
+                        source: callerSource(new Caller({ tenant: f.tenant, actor: "pat", roles: ["producer"] })),
+                        id,
+                        kind: Tasks.DECIDED_KIND,
+                        correlation: [CorrelationKey.make("task", hex)],
+                        payload: null,
+                      }),
+                      NOW,
+                    ),
+                  ),
+                ),
+              )
+            }
+            assert.deepStrictEqual(yield* stored(f, t.id), t)
           }),
         ),
       )

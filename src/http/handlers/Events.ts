@@ -21,12 +21,23 @@ export const layer = HttpApiBuilder.group(Api, "events", (handlers) =>
       Effect.gen(function* () {
         const caller = yield* Guard.authorize("api:event.deliver")
         const event = yield* parse(request, caller)
+        // Kinds under `agentplane.` are the plane's own events. Waits match on kind and key, not
+        // on source, so a producer sending `agentplane.task.decided` with a task's key would
+        // answer a four-eyes task without claiming it.
+        if (event.kind.startsWith(RESERVED_KIND_PREFIX)) {
+          return yield* new InvalidRequest({
+            message: `kind: ${JSON.stringify(event.kind)} is reserved: kinds under "${RESERVED_KIND_PREFIX}" are the plane's own events`,
+          })
+        }
         const outcome = yield* delivery.deliver(event, yield* Guard.now).pipe(Guard.asTenant(caller))
         return Wire.deliveryAnswer(outcome)
       }),
     )
   }),
 )
+
+/** Kinds no caller may deliver: the plane emits them itself (task decisions, §7.7). */
+export const RESERVED_KIND_PREFIX = "agentplane."
 
 // internal
 

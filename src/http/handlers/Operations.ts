@@ -2,7 +2,7 @@
  * Operator reads (§8.2, §10): dead letters, the tenant's census, and the metrics page.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { CaseStore } from "../../services/CaseStore.js"
 import { EventStore } from "../../services/EventStore.js"
 import { QuotaStore } from "../../services/QuotaStore.js"
@@ -56,13 +56,13 @@ export const layer = HttpApiBuilder.group(Api, "operations", (handlers) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:metrics.read")
           // Best effort: during an outage the counters are what an operator needs most, so a
-          // census that cannot be read leaves the gauges as they were instead of failing the page.
-          yield* census.pipe(
+          // census that cannot be read leaves its gauges off the page instead of failing it.
+          const reading = yield* census.pipe(
             Guard.asTenant(caller),
-            Effect.flatMap(Metrics.observeCensus),
-            Effect.catchAll((e) => Effect.logWarning("census unavailable for /metrics", e)),
+            Effect.asSome,
+            Effect.catchAll((e) => Effect.as(Effect.logWarning("census unavailable for /metrics", e), Option.none())),
           )
-          return yield* Metrics.render
+          return yield* Metrics.render(reading)
         }),
       )
   }),

@@ -16,7 +16,7 @@ import { Delivery } from "../Delivery.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
 
-/** Where decisions come from (§7.7): the worklist, not the reviewer, so a reviewer cannot forge one by `POST /events`. */
+/** Where decisions come from (§7.7). `POST /events` refuses this kind, so only `decide` sends it. */
 export const WORKLIST_SOURCE = "agentplane://worklist"
 
 /** The event kind a task's run waits on (§7.7). */
