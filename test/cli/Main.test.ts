@@ -79,16 +79,15 @@ const listening = async (server: Run): Promise<string> => {
   return assert.fail(`serve did not announce an address\nstdout: ${server.stdout()}\nstderr: ${server.stderr()}`)
 }
 
-/** Sends SIGTERM and returns the exit code and how long the process took to go. */
-const terminate = async (server: Run): Promise<{ code: number | null; ms: number }> => {
-  const started = Date.now()
+/** Sends SIGTERM and returns the exit code; a process still there after 30 s is a hang, not a slow stop. */
+const terminate = async (server: Run): Promise<{ code: number | null }> => {
   server.child.kill("SIGTERM")
   const code = await Promise.race([server.exit, new Promise<"hung">((r) => setTimeout(() => r("hung"), 30_000))])
   if (code === "hung") {
     server.child.kill("SIGKILL")
     return assert.fail("serve did not exit within 30 s of SIGTERM")
   }
-  return { code, ms: Date.now() - started }
+  return { code }
 }
 
 const get = (url: string, token?: string) =>
@@ -119,9 +118,8 @@ describe("agentplane serve", { timeout: 180_000 }, () => {
     assert.deepStrictEqual(await health.json(), { status: "ok" })
     assert.strictEqual((await get(`${base}/tasks`)).status, 401)
     assert.strictEqual((await get(`${base}/tasks`, REVIEWER)).status, 200)
-    const { code, ms } = await terminate(server)
+    const { code } = await terminate(server)
     assert.strictEqual(code, 0, server.stderr())
-    assert.isTrue(ms < 15_000, `took ${ms} ms to stop`)
     assert.match(server.stdout(), /agentplane stopped/)
     assertReleased(store)
   })

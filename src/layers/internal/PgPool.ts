@@ -40,11 +40,22 @@ export const layer = (options: Options) =>
               if (isFatal(message)) markUnusable(client)
             })
           })
-          // Fails the layer now, not the first verb, when the server cannot be reached.
-          await pool.query("SELECT 1").catch(async (error: unknown) => {
-            await pool.end()
-            throw error
-          })
+          // Fails the layer now, not the first verb, when the server cannot be reached, or when
+          // a pg upgrade moved the internals the marking relies on (it would stop working silently).
+          await pool
+            .connect()
+            .then(async (probe) => {
+              try {
+                await probe.query("SELECT 1")
+                assertInternals(probe)
+              } finally {
+                probe.release()
+              }
+            })
+            .catch(async (error: unknown) => {
+              await pool.end()
+              throw error
+            })
           return pool
         },
         catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
@@ -64,6 +75,16 @@ const isFatal = (message: { severity?: string; code?: string }): boolean =>
   message.severity === "PANIC" ||
   message.code?.startsWith("57P") === true ||
   message.code?.startsWith("08") === true
+
+/** Throws unless `client` has the two members this module relies on. */
+const assertInternals = (client: pg.PoolClient): void => {
+  const queryable = (client as unknown as { _queryable?: unknown })._queryable
+  if (typeof connectionOf(client)?.prependListener !== "function" || typeof queryable !== "boolean") {
+    throw new Error(
+      "this pg version lacks Client.connection or Client._queryable, which PgPool uses to drop terminated connections; use the pg version in package-lock.json",
+    )
+  }
+}
 
 /** The client's protocol connection, which reports each error message the server sends. */
 const connectionOf = (client: pg.PoolClient): Listenable | undefined =>
