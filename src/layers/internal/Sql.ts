@@ -14,6 +14,10 @@ export interface Dialect {
    * A read-then-write transaction. pg: a plain transaction on one reserved connection, since the
    * statements themselves take the row locks they need. sqlite: `BEGIN IMMEDIATE`, so a second
    * process on the file waits at the start instead of failing to upgrade its lock mid-verb.
+   *
+   * Inside a caller's own transaction this becomes a savepoint, and the caller's COMMIT is
+   * @effect/sql's: a commit lost there is still a defect, not `Backend`. A failed ROLLBACK
+   * surfaces as `Backend` in place of the verb's own error, since the outcome is then unknown.
    */
   readonly write: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
   /**
