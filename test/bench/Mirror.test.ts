@@ -6,7 +6,6 @@
  */
 import { randomUUID } from "node:crypto"
 import { rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, inject, it } from "vitest"
 import * as Databases from "../../bench/Databases.js"
@@ -29,7 +28,7 @@ const backends = [
   {
     name: "sqlite",
     open: () => {
-      const file = join(tmpdir(), `agentplane-test-${randomUUID()}.db`)
+      const file = join(inject("scratchDir"), `mirror-${randomUUID()}.db`)
       return { runtime: Databases.sqliteRuntime(file), raw: Raw.sqliteRaw(file), file }
     },
   },

@@ -7,7 +7,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { existsSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
 import { afterAll, describe, inject, it } from "vitest"
@@ -29,7 +28,7 @@ afterAll(() => {
 })
 
 const tempDb = (): string => {
-  const file = join(tmpdir(), `agentplane-test-cli-${randomUUID()}.db`)
+  const file = join(inject("scratchDir"), `cli-${randomUUID()}.db`)
   files.push(file)
   return file
 }

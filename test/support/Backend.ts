@@ -3,13 +3,12 @@
  * whether the backend offers raw `sql`, never the backend's name.
  */
 import { randomUUID } from "node:crypto"
-import { rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
 import type { Statement } from "@effect/sql/Statement"
 import { layer, type Vitest } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { inject } from "vitest"
 import { Tenant, TenantId } from "../../src/domain/Tenant.js"
 import type { Backend as BackendError } from "../../src/errors/StoreError.js"
 import * as Migrations from "../../src/layers/Migrations.js"
@@ -108,12 +107,9 @@ export const postgres = (url: string): Backend => {
   }
 }
 
-/** A SQLite file of its own for this test file, removed when the process exits. */
+/** A SQLite file of its own for this test file, in the run's scratch directory (removed when the run ends). */
 export const sqlite = (): Backend => {
-  const filename = join(tmpdir(), `agentplane-test-${randomUUID()}.db`)
-  process.once("exit", () => {
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${filename}${suffix}`, { force: true })
-  })
+  const filename = join(inject("scratchDir"), `sqlite-${randomUUID()}.db`)
   const stores = withStores(SqliteBackend.layerClient({ filename }))
   return {
     name: "sqlite",

@@ -6,6 +6,8 @@ declare module "vitest" {
     pgUrl: string
     /** Where the server came from: "DATABASE_URL" | "local" | "embedded". */
     pgSource: string
+    /** A directory of this run's own for SQLite files, removed when the run ends. */
+    scratchDir: string
   }
 }
 

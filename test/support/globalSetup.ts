@@ -17,7 +17,7 @@
  */
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { readdir, readFile, rm, stat } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -59,6 +59,11 @@ export default async function setup({ provide }: TestProject): Promise<() => Pro
   const skipped: Array<string> = []
   const failed: Array<string> = []
   const candidates: Array<Candidate> = []
+  // Every SQLite file a test makes goes here, and the directory goes at teardown: a worker that
+  // is stopped rather than exiting never runs its own clean-up.
+  const scratchDir = await mkdtemp(join(tmpdir(), "agentplane-test-run-"))
+  provide("scratchDir", scratchDir)
+  const removeScratch = () => rm(scratchDir, { recursive: true, force: true })
 
   if (mode === "embedded") {
     if (databaseUrl !== undefined) tried.push("DATABASE_URL: ignored because AGENTPLANE_TEST_PG=embedded")
@@ -90,7 +95,11 @@ export default async function setup({ provide }: TestProject): Promise<() => Pro
         `PostgreSQL ${db.version} from ${server.source} at ${hostPort(server.adminUrl)}${server.note}; ` +
           `test database ${db.name}${failed.length > 0 ? `; unavailable first: ${failed.join("; ")}` : ""}`,
       )
-      return teardown(server, db.name)
+      const dropDatabase = teardown(server, db.name)
+      return async () => {
+        await dropDatabase()
+        await removeScratch()
+      }
     } catch (error) {
       tried.push(`${candidate.label}: ${errorText(error)}`)
       failed.push(`${candidate.label}: ${errorText(error).split("\n")[0]}`)
@@ -98,6 +107,7 @@ export default async function setup({ provide }: TestProject): Promise<() => Pro
     }
   }
 
+  await removeScratch()
   throw cleanError(failureMessage(mode, databaseUrl !== undefined, [...tried, ...skipped]))
 }
 
