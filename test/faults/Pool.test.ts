@@ -11,11 +11,11 @@ import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import { EffectKey } from "../../src/domain/EffectKey.js"
 import { Subscription } from "../../src/domain/Event.js"
 import { generateRunId, StepId } from "../../src/domain/Ids.js"
-import { Tenant, TenantId } from "../../src/domain/Tenant.js"
 import * as Time from "../../src/domain/Time.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
 import { EventStore } from "../../src/services/EventStore.js"
 import { assert } from "../support/Assert.js"
+import { asFreshTenant } from "../support/Backend.js"
 import * as Faults from "../support/Faults.js"
 
 const at = (seconds: number) => Time.Timestamp.make(seconds)
@@ -28,9 +28,6 @@ const nextVerbsWork = Effect.flatMap(CaseStore, (store) =>
     { concurrency: "unbounded" },
   ),
 ).pipe(Effect.map((answers) => assert.deepStrictEqual(answers.filter((a) => a._tag === "Left").length, 0)))
-
-const asFreshTenant = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(effect, Tenant, TenantId.make(`t-${randomBytes(8).toString("hex")}`))
 
 const commitKilled = Effect.gen(function* () {
   const store = yield* CaseStore

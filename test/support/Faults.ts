@@ -20,15 +20,16 @@
  * intended: the trigger fired, its backend is gone, and the operation failed with `Backend`
  * rather than crashing or hanging.
  */
-import { randomBytes, randomUUID } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, type Vitest } from "@effect/vitest"
 import { Cause, Effect, Exit, FastCheck, Layer, Option, Schedule } from "effect"
-import { Tenant, TenantId } from "../../src/domain/Tenant.js"
+import { Tenant } from "../../src/domain/Tenant.js"
 import * as Migrations from "../../src/layers/Migrations.js"
 import * as PgBackend from "../../src/layers/PgBackend.js"
 import * as SqlStores from "../../src/layers/SqlStores.js"
 import { assert } from "./Assert.js"
+import { asFreshTenant, type Services as StoreServices } from "./Backend.js"
 
 export type Killer = "self" | "peer"
 export const killers: ReadonlyArray<Killer> = ["self", "peer"]
@@ -82,8 +83,8 @@ export const layer = (url: string): Layer.Layer<Services, unknown> =>
     Layer.provideMerge(PgBackend.layerClient({ url, maxConnections: POOL })),
   )
 
-/** The stores and the raw client the faults are installed with; kept here so no other fixture's changes reach it. */
-export type Services = SqlStores.Stores | SqlClient.SqlClient
+/** The stores and the raw client the faults are installed with. */
+export type Services = StoreServices
 
 export type Env = Services | Tenant
 
@@ -278,8 +279,6 @@ export const dump = Effect.gen(function* () {
 // internal
 
 /** A tenant no other test uses, so the triggers of one test can fire for its rows only. */
-const asFreshTenant = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(effect, Tenant, TenantId.make(`t-${randomUUID()}`))
 
 const POOL = 4
 

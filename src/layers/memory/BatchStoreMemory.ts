@@ -20,10 +20,9 @@ import {
 } from "../../domain/Batch.js"
 import type { BatchId, RunId } from "../../domain/Ids.js"
 import * as Quota from "../../domain/Quota.js"
-import { Tenant, type TenantId } from "../../domain/Tenant.js"
 import { BatchPlanChanged, Corrupt, NotFound } from "../../errors/StoreError.js"
 import { BatchStore } from "../../services/BatchStore.js"
-import { clampLimit } from "../internal/Sql.js"
+import { clampLimit, compareText, perTenantEither } from "./internal/Memory.js"
 
 interface Item {
   readonly run: RunId
@@ -40,23 +39,8 @@ interface Batch {
 }
 
 export const make: Effect.Effect<typeof BatchStore.Service> = Effect.sync(() => {
-  const tenants = new Map<TenantId, Map<BatchId, Batch>>()
-
   /** Runs `f` on the caller's tenant's batches in one synchronous step. */
-  const atomically = <R extends Either.Either<unknown, unknown>>(
-    f: (batches: Map<BatchId, Batch>) => R,
-  ): Effect.Effect<Success<R>, Failure<R>, Tenant> =>
-    Effect.flatMap(Tenant, (tenant) =>
-      Effect.suspend(() => {
-        let batches = tenants.get(tenant)
-        if (batches === undefined) {
-          batches = new Map()
-          tenants.set(tenant, batches)
-        }
-        // An Either is an Effect; the cast only names the union of its branches.
-        return f(batches) as unknown as Effect.Effect<Success<R>, Failure<R>>
-      }),
-    )
+  const atomically = perTenantEither(() => new Map<BatchId, Batch>())
 
   return BatchStore.of({
     open: (id, planDigest) =>
@@ -116,7 +100,7 @@ export const make: Effect.Effect<typeof BatchStore.Service> = Effect.sync(() => 
         // The first unsettled key (none, suspended, exhausted) holds the cursor strictly behind
         // it, or a resume would step over outstanding work.
         const first = keys.find((k) => !isSettled(batch?.items.get(k)?.outcome))
-        const settled = first === undefined ? keys : keys.filter((k) => byCodePoint(k, first) < 0)
+        const settled = first === undefined ? keys : keys.filter((k) => compareText(k, first) < 0)
         return Either.right(Option.fromNullable(settled[settled.length - 1]))
       }),
 
@@ -151,10 +135,6 @@ export const layer: Layer.Layer<BatchStore> = Layer.effect(BatchStore, make)
 
 // internal
 
-/** The success and failure types of the branches a verb's body returns. */
-type Success<R> = R extends Either.Either<infer A, infer _> ? A : never
-type Failure<R> = R extends Either.Either<infer _, infer E> ? E : never
-
 /** Succeeded, failed and quarantined settle an item; no outcome, suspended and exhausted do not. */
 const isSettled = (tag: OutcomeTag | undefined): boolean =>
   tag === "succeeded" || tag === "failed" || tag === "quarantined"
@@ -177,7 +157,4 @@ const toRecord = (key: string, item: Item): Either.Either<ItemRecord, Corrupt> =
   })
 }
 
-const sortedKeys = (batch: Batch | undefined): Array<string> => [...(batch?.items.keys() ?? [])].sort(byCodePoint)
-
-/** Code-point order (the order of UTF-8 bytes), as the databases compare text: never locale, never UTF-16 units. */
-const byCodePoint = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
+const sortedKeys = (batch: Batch | undefined): Array<string> => [...(batch?.items.keys() ?? [])].sort(compareText)

@@ -18,7 +18,6 @@ import * as Digest from "../../domain/Digest.js"
 import type { EffectKey } from "../../domain/EffectKey.js"
 import { type CaseId, Epoch, type RunId, Seq } from "../../domain/Ids.js"
 import * as Journal from "../../domain/Journal.js"
-import { Tenant, type TenantId } from "../../domain/Tenant.js"
 import { Timestamp } from "../../domain/Time.js"
 import {
   Corrupt,
@@ -31,7 +30,7 @@ import {
   RunSealed,
 } from "../../errors/StoreError.js"
 import { JournalStore } from "../../services/JournalStore.js"
-import { clampLimit } from "../internal/Sql.js"
+import { clampLimit, compareText, perTenantEither } from "./internal/Memory.js"
 
 /** One stored record: its position, what the indexes need, and the bytes it was hashed over. */
 interface Row {
@@ -73,36 +72,24 @@ interface Tables {
 }
 
 export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() => {
-  const tenants = new Map<TenantId, Tables>()
+  const tables = perTenantEither(
+    (): Tables => ({
+      journal: new Map(),
+      leases: new Map(),
+      seals: new Map(),
+      outcomes: new Map(),
+      admissions: new Map(),
+      activity: new Map(),
+      cancels: new Map(),
+    }),
+  )
   // Across tenants, as the database sequences are: only their order within a tenant is observable.
   let lastOrdinal = 0
   let lastLogPosition = 0
 
   /** Runs `f` on the caller's tenant's tables at the clock's current whole second, in one synchronous step. */
-  const atomically = <R extends Either.Either<unknown, unknown>>(
-    f: (tables: Tables, now: number) => R,
-  ): Effect.Effect<Success<R>, Failure<R>, Tenant> =>
-    Effect.flatMap(Tenant, (tenant) =>
-      Effect.clockWith((clock) =>
-        Effect.suspend(() => {
-          let tables = tenants.get(tenant)
-          if (tables === undefined) {
-            tables = {
-              journal: new Map(),
-              leases: new Map(),
-              seals: new Map(),
-              outcomes: new Map(),
-              admissions: new Map(),
-              activity: new Map(),
-              cancels: new Map(),
-            }
-            tenants.set(tenant, tables)
-          }
-          // An Either is an Effect; the cast only names the union of its branches.
-          return f(tables, nowSecs(clock)) as unknown as Effect.Effect<Success<R>, Failure<R>>
-        }),
-      ),
-    )
+  const atomically = <R extends Either.Either<unknown, unknown>>(f: (tables: Tables, now: number) => R) =>
+    Effect.clockWith((clock) => tables((t) => f(t, nowSecs(clock))))
 
   return JournalStore.of({
     append: (run, epoch, batch) =>
@@ -213,7 +200,7 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         Either.right(
           [...leases.entries()]
             .filter(([, lease]) => lease.owner !== "" && lease.expiresAt <= now)
-            .sort(([ra, a], [rb, b]) => a.expiresAt - b.expiresAt || byCodePoint(ra, rb))
+            .sort(([ra, a], [rb, b]) => a.expiresAt - b.expiresAt || compareText(ra, rb))
             .slice(0, clampLimit(limit))
             .map(([run]) => run),
         ),
@@ -244,7 +231,7 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         Either.right(
           [...outcomes.entries()]
             .filter(([, o]) => o.outcome === outcome)
-            .sort(([ra, a], [rb, b]) => b.ordinal - a.ordinal || byCodePoint(rb, ra))
+            .sort(([ra, a], [rb, b]) => b.ordinal - a.ordinal || compareText(rb, ra))
             .slice(0, clampLimit(limit))
             .map(([run]) => run),
         ),
@@ -276,10 +263,10 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
               Option.match(after, {
                 onNone: () => true,
                 onSome: (c) =>
-                  r.updatedAt < c.updatedAt || (r.updatedAt === c.updatedAt && byCodePoint(r.run, c.run) < 0),
+                  r.updatedAt < c.updatedAt || (r.updatedAt === c.updatedAt && compareText(r.run, c.run) < 0),
               }),
             )
-            .sort((a, b) => b.updatedAt - a.updatedAt || byCodePoint(b.run, a.run))
+            .sort((a, b) => b.updatedAt - a.updatedAt || compareText(b.run, a.run))
             .slice(0, clampLimit(limit)),
         ),
       ),
@@ -288,7 +275,7 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
       atomically(({ journal }) => {
         // Run ids are time-ordered, so (run, seq) is oldest first.
         const stamped = [...journal.entries()]
-          .sort(([a], [b]) => byCodePoint(a, b))
+          .sort(([a], [b]) => compareText(a, b))
           .flatMap(([run, chain]) =>
             chain.filter((row) => Option.contains(row.case, kase)).map((row) => ({ run, row })),
           )
@@ -348,10 +335,6 @@ export const layer: Layer.Layer<JournalStore> = Layer.effect(JournalStore, make)
 
 // internal
 
-/** The success and failure types of the branches a verb's body returns. */
-type Success<R> = R extends Either.Either<infer A, infer _> ? A : never
-type Failure<R> = R extends Either.Either<infer _, infer E> ? E : never
-
 const nowSecs = (clock: Clock.Clock): number => Math.floor(clock.unsafeCurrentTimeMillis() / 1000)
 
 // TTLs are whole seconds >= 1; a fractional or smaller one is taken as the nearest whole second >= 1.
@@ -400,6 +383,3 @@ const toRecord = (run: RunId, row: Row): Either.Either<Journal.Record, Corrupt> 
     }),
   )
 }
-
-/** Code-point order (the order of UTF-8 bytes), as the databases compare text: never locale, never UTF-16 units. */
-const byCodePoint = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))

@@ -10,10 +10,10 @@
 import { Effect, Either, Layer, Option } from "effect"
 import type { RunId } from "../../domain/Ids.js"
 import * as Quota from "../../domain/Quota.js"
-import { Tenant, type TenantId } from "../../domain/Tenant.js"
 import type { Timestamp } from "../../domain/Time.js"
 import { TooManyRuns } from "../../errors/QuotaError.js"
 import { QuotaStore } from "../../services/QuotaStore.js"
+import { perTenantEither } from "./internal/Memory.js"
 
 interface TenantQuotas {
   /** The running set: each member run with the instant it was first admitted. */
@@ -24,23 +24,10 @@ interface TenantQuotas {
 }
 
 export const make: Effect.Effect<typeof QuotaStore.Service> = Effect.sync(() => {
-  const tenants = new Map<TenantId, TenantQuotas>()
-
   /** Runs `f` on the caller's tenant's quota state in one synchronous step. */
-  const atomically = <R extends Either.Either<unknown, unknown>>(
-    f: (quotas: TenantQuotas, tenant: TenantId) => R,
-  ): Effect.Effect<Success<R>, Failure<R>, Tenant> =>
-    Effect.flatMap(Tenant, (tenant) =>
-      Effect.suspend(() => {
-        let quotas = tenants.get(tenant)
-        if (quotas === undefined) {
-          quotas = { running: new Map(), halt: Option.none(), spent: new Map() }
-          tenants.set(tenant, quotas)
-        }
-        // An Either is an Effect; the cast only names the union of its branches.
-        return f(quotas, tenant) as unknown as Effect.Effect<Success<R>, Failure<R>>
-      }),
-    )
+  const atomically = perTenantEither(
+    (): TenantQuotas => ({ running: new Map(), halt: Option.none(), spent: new Map() }),
+  )
 
   return QuotaStore.of({
     reserve: (run, limit, at) =>
@@ -90,9 +77,3 @@ export const make: Effect.Effect<typeof QuotaStore.Service> = Effect.sync(() => 
 
 /** A QuotaStore in process memory, empty each time the layer is built. */
 export const layer: Layer.Layer<QuotaStore> = Layer.effect(QuotaStore, make)
-
-// internal
-
-/** The success and failure types of the branches a verb's body returns. */
-type Success<R> = R extends Either.Either<infer A, infer _> ? A : never
-type Failure<R> = R extends Either.Either<infer _, infer E> ? E : never

@@ -11,30 +11,14 @@ import { Effect, Either, Layer, Option, Schema } from "effect"
 import type { CaseId } from "../../domain/Ids.js"
 import * as Task from "../../domain/Task.js"
 import type { TaskId } from "../../domain/TaskId.js"
-import { Tenant, type TenantId } from "../../domain/Tenant.js"
 import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../../errors/ClaimError.js"
 import { NotFound } from "../../errors/StoreError.js"
 import { TaskStore } from "../../services/TaskStore.js"
-import { clampLimit } from "../internal/Sql.js"
+import { clampLimit, compareText, perTenantEither } from "./internal/Memory.js"
 
 export const make: Effect.Effect<typeof TaskStore.Service> = Effect.sync(() => {
-  const tenants = new Map<TenantId, Map<TaskId, Task.Task>>()
-
   /** Runs `f` on the caller's tenant's tasks in one synchronous step. */
-  const atomically = <R extends Either.Either<unknown, unknown>>(
-    f: (tasks: Map<TaskId, Task.Task>) => R,
-  ): Effect.Effect<Success<R>, Failure<R>, Tenant> =>
-    Effect.flatMap(Tenant, (tenant) =>
-      Effect.suspend(() => {
-        let tasks = tenants.get(tenant)
-        if (tasks === undefined) {
-          tasks = new Map()
-          tenants.set(tenant, tasks)
-        }
-        // An Either is an Effect; the cast only names the union of its branches.
-        return f(tasks) as unknown as Effect.Effect<Success<R>, Failure<R>>
-      }),
-    )
+  const atomically = perTenantEither(() => new Map<TaskId, Task.Task>())
 
   /** Copies of the tasks matching `keep`, in `order`, at most `limit`. */
   const list = (
@@ -130,7 +114,7 @@ export const make: Effect.Effect<typeof TaskStore.Service> = Effect.sync(() => {
               (t.state === "open" || t.state === "escalated") &&
               (t.candidateRoles.length === 0 || t.candidateRoles.some((role) => roles.includes(role))),
             (a, b) =>
-              Task.rank(a.priority) - Task.rank(b.priority) || a.createdAt - b.createdAt || byCodePoint(a.id, b.id),
+              Task.rank(a.priority) - Task.rank(b.priority) || a.createdAt - b.createdAt || compareText(a.id, b.id),
             clampLimit(limit),
           ),
         ),
@@ -142,7 +126,7 @@ export const make: Effect.Effect<typeof TaskStore.Service> = Effect.sync(() => {
           list(
             tasks,
             (t) => isSomeOf<CaseId>(t.case, kase),
-            (a, b) => a.createdAt - b.createdAt || byCodePoint(a.id, b.id),
+            (a, b) => a.createdAt - b.createdAt || compareText(a.id, b.id),
             tasks.size,
           ),
         ),
@@ -159,7 +143,7 @@ export const make: Effect.Effect<typeof TaskStore.Service> = Effect.sync(() => {
           list(
             tasks,
             (t) => (t.state === "open" || t.state === "claimed") && Option.isSome(t.dueAt) && t.dueAt.value <= now,
-            (a, b) => Option.getOrThrow(a.dueAt) - Option.getOrThrow(b.dueAt) || byCodePoint(a.id, b.id),
+            (a, b) => Option.getOrThrow(a.dueAt) - Option.getOrThrow(b.dueAt) || compareText(a.id, b.id),
             clampLimit(limit),
           ),
         ),
@@ -171,10 +155,6 @@ export const make: Effect.Effect<typeof TaskStore.Service> = Effect.sync(() => {
 export const layer: Layer.Layer<TaskStore> = Layer.effect(TaskStore, make)
 
 // internal
-
-/** The success and failure types of the branches a verb's body returns. */
-type Success<R> = R extends Either.Either<infer A, infer _> ? A : never
-type Failure<R> = R extends Either.Either<infer _, infer E> ? E : never
 
 /** Claim's eligibility and availability checks, in the contract's order; undefined when none refuses. */
 const refusal = (
@@ -208,6 +188,3 @@ const copy = (task: Task.Task): Task.Task =>
     escalateTo: [...task.escalateTo],
     excludedActors: [...task.excludedActors],
   })
-
-/** Code-point order (the order of UTF-8 bytes), as the databases compare text: never locale, never UTF-16 units. */
-const byCodePoint = (a: string, b: string): number => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))

@@ -32,6 +32,27 @@ export const perTenant = <S>(init: () => S) => {
     )
 }
 
+/**
+ * As `perTenant`, for bodies that answer with an `Either` rather than an `Effect`; `f` also gets
+ * the tenant. An Either is an Effect, so the cast only names the union of its branches.
+ */
+export const perTenantEither = <S>(init: () => S) => {
+  const tenants = new Map<TenantId, S>()
+  return <X extends Either.Either<unknown, unknown>>(
+    f: (state: S, tenant: TenantId) => X,
+  ): Effect.Effect<Either.Either.Right<X>, Either.Either.Left<X>, Tenant> =>
+    Effect.flatMap(Tenant, (tenant) =>
+      Effect.suspend(() => {
+        let state = tenants.get(tenant)
+        if (state === undefined) {
+          state = init()
+          tenants.set(tenant, state)
+        }
+        return f(state, tenant) as unknown as Effect.Effect<Either.Either.Right<X>, Either.Either.Left<X>>
+      }),
+    )
+}
+
 /** Code-point order (the order of UTF-8 bytes), the order the SQL layers sort text in. */
 export const compareText = (a: string, b: string): number => {
   if (a === b) return 0
