@@ -266,12 +266,10 @@ export const make = Effect.gen(function* () {
     attachRun: (kase, run) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        // MAX + 1 is not atomic with the insert: two attaches of different runs can compute the
-        // same position. `case_runs_order` turns that into a unique violation, retried here; the
-        // ON CONFLICT names the primary key only, so it absorbs nothing but the repeat attach.
-        // pg: locking the case row first queues attaches to one case behind each other, so the
-        // index is a last line rather than the common path: with the index alone, 24 attaches
-        // through a pool of 4 exhausted 8 retries within 150 runs of the race property.
+        // The position is read from the case row under its lock (pg `FOR UPDATE`, SQLite's write
+        // lock), so attaches to one case queue and never compute the same one. `case_runs_order`
+        // stays the last line: a collision there is a unique violation, retried here; the ON
+        // CONFLICT names the primary key only, so it absorbs nothing but the repeat attach.
         const attempt = dialect
           .write(
             Effect.gen(function* () {
@@ -280,13 +278,11 @@ export const make = Effect.gen(function* () {
               ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(NextRow, "cases")))
               const next = found[0]?.runs_next
               if (next === undefined) return yield* new NotFound({ what: kase })
-              // `runs_next` remembers positions a detached run spent, which MAX + 1 alone forgets.
+              // `runs_next` is the position to hand out: every insert path keeps it past MAX(seq),
+              // and it remembers positions a detached run spent, which MAX + 1 alone forgets.
               const placed = yield* sql`
               INSERT INTO case_runs (tenant, case_id, run_id, seq)
-              SELECT ${tenant}, ${kase}, ${run},
-                     CASE WHEN COALESCE(MAX(seq) + 1, 0) > ${next} THEN COALESCE(MAX(seq) + 1, 0) ELSE ${next} END
-                FROM case_runs
-               WHERE tenant = ${tenant} AND case_id = ${kase}
+              VALUES (${tenant}, ${kase}, ${run}, ${next})
               ON CONFLICT (tenant, case_id, run_id) DO NOTHING
               RETURNING seq`.pipe(Effect.flatMap(decodeRows(SeqRow, "case_runs")))
               const seq = placed[0]?.seq
