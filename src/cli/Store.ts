@@ -2,11 +2,11 @@
  * `--store`: where the plane keeps its state, and the backend that follows from it (§8.3).
  */
 import { Options } from "@effect/cli"
-import { Config, type Layer } from "effect"
+import { Config, Either, Layer, Schema } from "effect"
 import type { Backend } from "../errors/StoreError.js"
 import * as PgBackend from "../layers/PgBackend.js"
 import * as SqliteBackend from "../layers/SqliteBackend.js"
-import type * as SqlStores from "../layers/SqlStores.js"
+import type * as Stores from "../services/Stores.js"
 
 export const DEFAULT = "./agentplane.db"
 
@@ -30,18 +30,79 @@ export const option: Options.Options<string> = Options.text("store").pipe(
 /** Whether `store` names a PostgreSQL database rather than a SQLite file. */
 export const isPostgres = (store: string): boolean => /^postgres(ql)?:\/\//i.test(store)
 
-/** Every store on `store`, migrated when the layer is built; the pool or file closes with its scope. */
-export const layer = (store: string): Layer.Layer<SqlStores.Stores, Backend> =>
-  isPostgres(store) ? PgBackend.layer({ url: store }) : SqliteBackend.layer({ filename: store })
+/**
+ * `store` names no durable store the plane can open; `store` is as `show` writes it (a URL's
+ * password masked), `detail` says why and what to give instead.
+ */
+export class StoreInvalid extends Schema.TaggedError<StoreInvalid>()("StoreInvalid", {
+  store: Schema.String,
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return `store ${JSON.stringify(this.store)} (--store, AGENTPLANE_STORE or AGENTPLANE_DATABASE_URL): ${this.detail}`
+  }
+}
 
-/** `store` fit for a log line: a URL's password replaced by `***`. */
+/**
+ * `store` when it names a durable store, else why not. SQLite takes an empty name as a temporary
+ * database and `:memory:` as one in memory, both gone when the process exits: a server that
+ * acknowledged work on either loses it on restart, so neither is ever taken. A URL of any scheme
+ * but `postgres://` would otherwise become a SQLite file of that odd name, so it is refused too.
+ */
+export const check = (store: string): Either.Either<string, StoreInvalid> => {
+  const refuse = (detail: string) => Either.left(new StoreInvalid({ store: show(store), detail }))
+  const give = `give a SQLite file path (default ${DEFAULT}) or a postgres:// URL`
+  if (store.trim() === "") {
+    return refuse(`is empty, which SQLite would take as a temporary database deleted on exit; ${give}`)
+  }
+  if (store.trim() !== store) return refuse(`has leading or trailing whitespace; ${give}`)
+  if (hasControl(store)) return refuse(`contains a control character; ${give}`)
+  if (store.toLowerCase() === ":memory:") {
+    return refuse(`is SQLite's in-memory database, lost when the process exits; ${give}`)
+  }
+  if (isPostgres(store)) {
+    return URL.canParse(store) ? Either.right(store) : refuse("is not a valid postgres:// URL")
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(store)?.[1]?.toLowerCase()
+  if (scheme === "file" || scheme === "sqlite") {
+    // SQLite's URI form can ask for a memory database (`mode=memory`); only a path is taken.
+    return refuse(`is a ${scheme}: URL; give the SQLite file as a plain path (e.g. ${DEFAULT})`)
+  }
+  if (scheme !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(store)) {
+    return refuse(`is a ${scheme}:// URL, and the plane has no ${scheme} backend; ${give}`)
+  }
+  return Either.right(store)
+}
+
+/**
+ * Every store on `store`, migrated when the layer is built; the pool or file closes with its
+ * scope. A `store` that `check` refuses fails the layer before anything is opened.
+ */
+export const layer = (store: string): Layer.Layer<Stores.Stores, Backend | StoreInvalid> =>
+  Either.match(check(store), {
+    onLeft: Layer.fail,
+    onRight: (store) =>
+      isPostgres(store) ? PgBackend.layer({ url: store }) : SqliteBackend.layer({ filename: store }),
+  })
+
+/** `store` fit for a log line: a URL's password replaced by `***`, whatever its scheme. */
 export const show = (store: string): string => {
-  if (!isPostgres(store)) return store
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(store)) return store
   try {
     const url = new URL(store)
     if (url.password !== "") url.password = "***"
     return url.toString()
   } catch {
-    return "(unparseable PostgreSQL URL)"
+    return "(unparseable URL)"
   }
+}
+
+// internal
+
+const hasControl = (text: string): boolean => {
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true
+  }
+  return false
 }

@@ -18,8 +18,16 @@ export const FORMAT_VERSION = 1
 /** The largest canonical body a record may have: 1 MiB. */
 export const MAX_RECORD_BYTES = 1_048_576
 
-/** How a run concluded; succeeded, quarantined, cancelled and swept runs are sealed, failed and exhausted stay open. */
-export const RunOutcome = Schema.Literal("succeeded", "failed", "quarantined", "cancelled", "exhausted", "swept")
+/** How a run concluded (§7.11); succeeded, quarantined, cancelled, compensated and swept runs are sealed, failed and exhausted stay open. */
+export const RunOutcome = Schema.Literal(
+  "succeeded",
+  "failed",
+  "quarantined",
+  "cancelled",
+  "compensated",
+  "exhausted",
+  "swept",
+)
 export type RunOutcome = typeof RunOutcome.Type
 
 /** What a sweep did to its subject. */

@@ -13,12 +13,12 @@ import { HttpApiBuilder, HttpApiScalar, type HttpServer, HttpServerError, HttpSe
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
-import type * as SqlStores from "../layers/SqlStores.js"
+import * as Delivery from "../runtime/Delivery.js"
+import type * as Stores from "../services/Stores.js"
 import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge } from "./Api.js"
 import * as Authentication from "./Authentication.js"
 import type { Authorizer } from "./Authorizer.js"
 import type { Credentials } from "./Credentials.js"
-import * as Delivery from "./Delivery.js"
 import * as Admin from "./handlers/Admin.js"
 import * as Cases from "./handlers/Cases.js"
 import * as Events from "./handlers/Events.js"
@@ -69,7 +69,7 @@ export const layerWith = (
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError,
-  SqlStores.Stores | Credentials | Authorizer | Delivery.Delivery
+  Stores.Stores | Credentials | Authorizer | Delivery.Delivery
 > =>
   HttpApiBuilder.serve(Metrics.countRequests).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
@@ -82,7 +82,7 @@ export const layerWith = (
 /** The server with store-level delivery (`Delivery.layer`): an event that matches a wait stays claimed for its run. */
 export const layer = (
   options: Options,
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, SqlStores.Stores | Credentials | Authorizer> =>
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Stores.Stores | Credentials | Authorizer> =>
   layerWith(options).pipe(Layer.provide(Delivery.layer))
 
 // internal

@@ -17,7 +17,7 @@ import { Phase } from "../domain/Phase.js"
 import * as Task from "../domain/Task.js"
 import * as TaskId from "../domain/TaskId.js"
 import * as Time from "../domain/Time.js"
-import type * as Delivery from "./Delivery.js"
+import type * as Delivery from "../runtime/Delivery.js"
 
 // --- scalars ---------------------------------------------------------------------------------
 

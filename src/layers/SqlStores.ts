@@ -3,13 +3,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
-import type { BatchStore } from "../services/BatchStore.js"
-import type { CaseStore } from "../services/CaseStore.js"
-import type { EventStore } from "../services/EventStore.js"
-import type { JournalStore } from "../services/JournalStore.js"
-import type { QuotaStore } from "../services/QuotaStore.js"
-import type { TaskStore } from "../services/TaskStore.js"
-import type { TimerStore } from "../services/TimerStore.js"
+import type { Stores } from "../services/Stores.js"
 import * as BatchStoreSql from "./BatchStoreSql.js"
 import * as CaseStoreSql from "./CaseStoreSql.js"
 import * as EventStoreSql from "./EventStoreSql.js"
@@ -18,7 +12,7 @@ import * as QuotaStoreSql from "./QuotaStoreSql.js"
 import * as TaskStoreSql from "./TaskStoreSql.js"
 import * as TimerStoreSql from "./TimerStoreSql.js"
 
-export type Stores = CaseStore | EventStore | TimerStore | TaskStore | BatchStore | QuotaStore | JournalStore
+export type { Stores }
 
 export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient> = Layer.mergeAll(
   CaseStoreSql.layer,

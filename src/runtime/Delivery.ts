@@ -1,8 +1,7 @@
 /**
- * Delivery of an inbound event (§7.9), as far as the stores go. The runtime, once it exists,
- * replaces this layer with one that resumes the matched run under its lease; until then a match
- * leaves the event claimed for that run, and the runtime's redelivery pass (`redeliverClaimed`)
- * resumes it later.
+ * Delivery of an inbound event (§7.9), as far as the stores go. It lives with the runtime because
+ * a delivery that matches a wait will resume that run; until waits land (§7.6–§7.9), a match
+ * leaves the event claimed for that run, and the redelivery pass (`redeliverClaimed`) resumes it.
  */
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { InboundEvent, Subscription } from "../domain/Event.js"
@@ -19,7 +18,7 @@ export type Outcome = Data.TaggedEnum<{
 }>
 export const Outcome = Data.taggedEnum<Outcome>()
 
-export class Delivery extends Context.Tag("agentplane/http/Delivery")<
+export class Delivery extends Context.Tag("agentplane/Delivery")<
   Delivery,
   {
     /** Buffers the event first, then hands it to the earliest matching wait: `Duplicate` for a known (source, id), `Buffered` when no wait matches, else `Matched`. */

@@ -8,8 +8,8 @@ import { SqlClient } from "@effect/sql"
 import { describe, layer } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
-import type * as SqlStores from "../../src/layers/SqlStores.js"
 import { QuotaStore } from "../../src/services/QuotaStore.js"
+import type * as Stores from "../../src/services/Stores.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import { task } from "../conformance/task/Fixtures.js"
 import { assert } from "../support/Assert.js"
@@ -32,7 +32,7 @@ const refusedWith = (answer: Http.RawResponse, status: number, tag: string, patt
  * SQLite client instead is not an outage the layers survive; see the report.
  */
 interface Outage {
-  readonly stores?: Layer.Layer<SqlStores.Stores>
+  readonly stores?: Layer.Layer<Stores.Stores>
   readonly during: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly readsFail: boolean
 }

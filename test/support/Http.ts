@@ -14,7 +14,7 @@ import { Api } from "../../src/http/Api.js"
 import * as Credentials from "../../src/http/Credentials.js"
 import * as Policy from "../../src/http/Policy.js"
 import * as Server from "../../src/http/Server.js"
-import type * as SqlStores from "../../src/layers/SqlStores.js"
+import type * as Stores from "../../src/services/Stores.js"
 import * as Backend from "./Backend.js"
 
 /** Both backends, each test file running its suite on each. */
@@ -95,8 +95,8 @@ export interface Fixture {
  */
 export const withServer = <A, E, R>(
   body: (fixture: Fixture) => Effect.Effect<A, E, R>,
-  options: { readonly stores?: Layer.Layer<SqlStores.Stores, BackendError> } = {},
-): Effect.Effect<A, E | BackendError | unknown, Exclude<R, Scope.Scope> | SqlStores.Stores> =>
+  options: { readonly stores?: Layer.Layer<Stores.Stores, BackendError> } = {},
+): Effect.Effect<A, E | BackendError | unknown, Exclude<R, Scope.Scope> | Stores.Stores> =>
   Effect.scoped(
     Effect.gen(function* () {
       const tenant = Backend.freshTenant()
@@ -113,7 +113,7 @@ export const withServer = <A, E, R>(
       const server = Server.layer({ host: "127.0.0.1", port: 0 }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(Policy.layerJson(JSON.stringify(policy), "test")),
-        Layer.provide(options.stores ?? Layer.effectContext(Effect.context<SqlStores.Stores>())),
+        Layer.provide(options.stores ?? Layer.effectContext(Effect.context<Stores.Stores>())),
       )
       const context = yield* Layer.build(server)
       const address = Context.get(context, HttpServer.HttpServer).address

@@ -10,11 +10,11 @@
 import { inspect } from "node:util"
 import { Cause, type Context, Effect, Exit, FastCheck as fc, Option } from "effect"
 import { Tenant, type TenantId } from "../../src/domain/Tenant.js"
-import type * as SqlStores from "../../src/layers/SqlStores.js"
+import type * as StoreTags from "../../src/services/Stores.js"
 import { assert } from "./Assert.js"
 import { freshTenant } from "./Backend.js"
 
-export type Stores = SqlStores.Stores
+export type Stores = StoreTags.Stores
 
 /** `AGENTPLANE_MODEL_RUNS` sequences per store and backend; the default keeps the suite within ~30 s. */
 export const numRuns = Number(process.env.AGENTPLANE_MODEL_RUNS ?? 15)

@@ -7,10 +7,10 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { Effect, Either } from "effect"
 import type { InboundEvent } from "../../domain/Event.js"
+import { Delivery } from "../../runtime/Delivery.js"
 import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge } from "../Api.js"
 import type { Caller } from "../Caller.js"
 import * as CloudEvents from "../CloudEvents.js"
-import { Delivery } from "../Delivery.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
 

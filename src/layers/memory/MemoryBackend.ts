@@ -11,7 +11,7 @@
  * occur, since nothing is decoded from storage. The journal's `isShared` is false.
  */
 import { Layer } from "effect"
-import type { Stores } from "../SqlStores.js"
+import type { Stores } from "../../services/Stores.js"
 import * as BatchStoreMemory from "./BatchStoreMemory.js"
 import * as CaseStoreMemory from "./CaseStoreMemory.js"
 import * as EventStoreMemory from "./EventStoreMemory.js"
