@@ -24,7 +24,7 @@ import { Phase } from "../domain/Phase.js"
 import { Tenant } from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
 import { Backend } from "../errors/StoreError.js"
-import { EventStore } from "../services/EventStore.js"
+import { Acceptance, EventStore } from "../services/EventStore.js"
 import { decodeRows, Int8, JsonText } from "./internal/Columns.js"
 import * as Sql from "./internal/Sql.js"
 
@@ -120,6 +120,59 @@ export const make = Effect.gen(function* () {
        WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}
        ORDER BY namespace, value`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
 
+  /** The stored event under dedup key `id`, with its stored keys; none when it was never accepted. */
+  const storedEvent = (tenant: string, id: string) =>
+    Effect.gen(function* () {
+      const [row] = yield* sql`
+        SELECT event_id, source, bare_id, kind, payload, received_at FROM inbound_events
+         WHERE tenant = ${tenant} AND event_id = ${id}`.pipe(Effect.flatMap(decodeRows(EventRow, "inbound_events")))
+      return row === undefined ? Option.none<BufferedEvent>() : Option.some(yield* toBuffered(tenant, row))
+    })
+
+  /**
+   * Inside `Dialect.write`: the earliest-registered wait of the event's kind on its first key
+   * that has one, its rows locked on pg so a second event electing it through any of its keys
+   * waits for us and then finds it retired; none when no key has a wait.
+   */
+  const electWait = (tenant: string, event: InboundEvent, id: string) =>
+    Effect.gen(function* () {
+      for (const k of CorrelationKey.dedupe(event.correlation)) {
+        for (let attempt = 0; attempt < ELECT_ATTEMPTS; attempt++) {
+          const [picked] = yield* sql`
+            SELECT run_id, effect_key FROM subscriptions
+             WHERE tenant = ${tenant} AND event_kind = ${event.kind}
+               AND namespace = ${k.namespace} AND value = ${k.value}
+             ORDER BY created_at, run_id, effect_key
+             LIMIT 1`.pipe(Effect.flatMap(decodeRows(WaitIdRow, "subscriptions")))
+          if (picked === undefined) break
+          const rows = yield* lockWait(tenant, picked.run_id, picked.effect_key)
+          const stillWaits = rows.some(
+            (r) => r.event_kind === event.kind && r.namespace === k.namespace && r.value === k.value,
+          )
+          // Retired (or re-registered without this key) between the pick and the lock: elect again.
+          if (stillWaits) return Option.some(picked)
+          if (attempt === ELECT_ATTEMPTS - 1) {
+            return yield* new Backend({ detail: `the waits on ${k} kept being retired while ${id} elected one` })
+          }
+        }
+      }
+      return Option.none<typeof WaitIdRow.Type>()
+    })
+
+  /**
+   * Deletes the elected wait with the claim, so it can never take a second event. It is answered
+   * from the deleted rows: a concurrent `subscribe` may have added a key to it (row locks do not
+   * stop inserts), and that key goes with the wait too.
+   */
+  const retireWait = (tenant: string, wait: typeof WaitIdRow.Type) =>
+    sql`
+      DELETE FROM subscriptions
+       WHERE tenant = ${tenant} AND run_id = ${wait.run_id} AND effect_key = ${wait.effect_key}
+      RETURNING run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at`.pipe(
+      Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")),
+      Effect.map((deleted) => Option.fromNullable(assembleWaits(deleted)[0])),
+    )
+
   return EventStore.of({
     buffer: (event, at) =>
       Effect.gen(function* () {
@@ -192,55 +245,59 @@ export const make = Effect.gen(function* () {
         )
       }).pipe(Sql.orBackend),
 
+    accept: (event, at) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const id = dedupKey(event)
+        // Buffer and match in one transaction. Done as two, a connection lost between them left
+        // the event stored and unclaimed while its waiter still waited, and the producer's retry
+        // was a duplicate that never matched: the wait starved. One transaction either happens
+        // whole, or not at all and the retry starts afresh. The wait is elected and locked before
+        // the event row is written (the order `matchWaiter` and `deliverTo` lock in), so an
+        // acceptance and a targeted delivery of the same event never wait on each other in a cycle.
+        return yield* dialect.write(
+          Effect.gen(function* () {
+            // A known key is the common duplicate: answered without electing (and locking) a wait.
+            const known = yield* storedEvent(tenant, id)
+            if (Option.isSome(known)) return Acceptance.Duplicate({ stored: known.value })
+            const elected = yield* electWait(tenant, event, id)
+            const inserted = yield* insertEvent(
+              tenant,
+              event,
+              at,
+              Option.map(elected, (w) => w.run_id),
+            )
+            if (!inserted) {
+              // A concurrent acceptance of the same key committed first; the elected wait is untouched.
+              const winner = yield* storedEvent(tenant, id)
+              if (Option.isNone(winner))
+                return yield* new Backend({ detail: `${id} was refused as known but cannot be read` })
+              return Acceptance.Duplicate({ stored: winner.value })
+            }
+            if (Option.isNone(elected)) return Acceptance.Buffered()
+            const retired = yield* retireWait(tenant, elected.value)
+            // The wait's rows are locked (pg) or the write lock held (sqlite): they cannot be gone.
+            if (Option.isNone(retired)) return yield* new Backend({ detail: `the wait elected for ${id} vanished` })
+            return Acceptance.Matched({ subscription: retired.value })
+          }),
+        )
+      }).pipe(Sql.orBackend),
+
     matchWaiter: (event, at) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
         const id = dedupKey(event)
         return yield* dialect.write(
           Effect.gen(function* () {
-            for (const k of CorrelationKey.dedupe(event.correlation)) {
-              let churned = true
-              for (let attempt = 0; attempt < ELECT_ATTEMPTS; attempt++) {
-                const [picked] = yield* sql`
-                  SELECT run_id, effect_key FROM subscriptions
-                   WHERE tenant = ${tenant} AND event_kind = ${event.kind}
-                     AND namespace = ${k.namespace} AND value = ${k.value}
-                   ORDER BY created_at, run_id, effect_key
-                   LIMIT 1`.pipe(Effect.flatMap(decodeRows(WaitIdRow, "subscriptions")))
-                if (picked === undefined) {
-                  churned = false
-                  break
-                }
-                // pg: lock every row of the elected wait, so a second event electing it through
-                // any of its keys waits for us and then finds it retired.
-                const rows = yield* lockWait(tenant, picked.run_id, picked.effect_key)
-                const stillWaits = rows.some(
-                  (r) => r.event_kind === event.kind && r.namespace === k.namespace && r.value === k.value,
-                )
-                // Retired (or re-registered without this key) between the pick and the lock: elect again.
-                if (!stillWaits) continue
-                // Buffered, unclaimed and live, checked by the write itself; otherwise no key may try.
-                const claimed = yield* sql`
-                  UPDATE inbound_events SET claimed_by = ${picked.run_id}, claimed_at = ${at}
-                   WHERE tenant = ${tenant} AND event_id = ${id} AND claimed_by IS NULL AND NOT dead
-                  RETURNING event_id`
-                if (claimed.length === 0) return Option.none<Subscription>()
-                // The satisfied wait goes with the claim, so it can never take a second event. It is
-                // answered from the deleted rows: a concurrent `subscribe` may have added a key to
-                // it (row locks do not stop inserts), and that key goes with the wait too.
-                const deleted = yield* sql`
-                  DELETE FROM subscriptions
-                   WHERE tenant = ${tenant} AND run_id = ${picked.run_id} AND effect_key = ${picked.effect_key}
-                  RETURNING run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at`.pipe(
-                  Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")),
-                )
-                return Option.fromNullable(assembleWaits(deleted)[0])
-              }
-              if (churned) {
-                return yield* new Backend({ detail: `the waits on ${k} kept being retired while ${id} elected one` })
-              }
-            }
-            return Option.none<Subscription>()
+            const elected = yield* electWait(tenant, event, id)
+            if (Option.isNone(elected)) return Option.none<Subscription>()
+            // Buffered, unclaimed and live, checked by the write itself; otherwise no key may try.
+            const claimed = yield* sql`
+              UPDATE inbound_events SET claimed_by = ${elected.value.run_id}, claimed_at = ${at}
+               WHERE tenant = ${tenant} AND event_id = ${id} AND claimed_by IS NULL AND NOT dead
+              RETURNING event_id`
+            if (claimed.length === 0) return Option.none<Subscription>()
+            return yield* retireWait(tenant, elected.value)
           }),
         )
       }).pipe(Sql.orBackend),

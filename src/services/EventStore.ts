@@ -2,7 +2,7 @@
  * EventStore (§5.2): the durable event buffer and the waits that claim from it. Every event is
  * stored before anyone looks for a taker, so nothing is dead-lettered on arrival.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, Data, type Effect, type Option } from "effect"
 import type { EffectKey } from "../domain/EffectKey.js"
 import type { BufferedEvent, DeadLetter, InboundEvent, Subscription, TargetedDelivery } from "../domain/Event.js"
 import type { RunId } from "../domain/Ids.js"
@@ -13,11 +13,21 @@ import type { Backend, Corrupt } from "../errors/StoreError.js"
 type Op<A, E = never> = Effect.Effect<A, Backend | E, Tenant>
 type Read<A, E = never> = Op<A, Corrupt | E>
 
+/** What `accept` did: the dedup key was known (with the message of record), the event waits in the buffer, or a wait took it. */
+export type Acceptance = Data.TaggedEnum<{
+  Duplicate: { readonly stored: BufferedEvent }
+  Buffered: Record<never, never>
+  Matched: { readonly subscription: Subscription }
+}>
+export const Acceptance = Data.taggedEnum<Acceptance>()
+
 export class EventStore extends Context.Tag("agentplane/EventStore")<
   EventStore,
   {
     /** Stores a new event, unclaimed and live with `receivedAt = at`, and returns `true`; a known dedup key (source, id) changes nothing and returns `false`. */
     readonly buffer: (event: InboundEvent, at: Timestamp) => Op<boolean>
+    /** `buffer` and `matchWaiter` as one transaction, so no failure leaves the event stored but unoffered: `Matched` with the wait it claimed and deleted, `Buffered` when none waits, or `Duplicate` with the stored event for a known dedup key, writing nothing. */
+    readonly accept: (event: InboundEvent, at: Timestamp) => Read<Acceptance>
     /** Registers the wait under every key in one transaction, keeping rows already present with their first `createdAt`; no keys writes nothing. */
     readonly subscribe: (sub: Subscription, at: Timestamp) => Op<void>
     /** Claims for `sub.run` the oldest live event of `sub.kind` on the first key with one that is unclaimed or already the run's, never another run's; none when there is none. */

@@ -1,6 +1,6 @@
 /**
  * EventStore commands (§5.2): events from two sources with three ids, two kinds and four keys;
- * waits of three runs on three effects; claims, matches, deliveries, sweeps and erasure among them.
+ * waits of three runs on three effects; claims, matches, acceptances, deliveries, sweeps and erasure among them.
  */
 import { Effect, FastCheck as fc, Option } from "effect"
 import { InboundEvent, Subscription } from "../../src/domain/Event.js"
@@ -93,6 +93,14 @@ const commands = [
   command(fc.tuple(eventOrSeen, Domain.at), ([e, at]) => ({
     show: Model.show("buffer", showEvent(e), at),
     run: (l) => Effect.flatMap(store, (s) => s.buffer(event(resolveEvent(l, e)), at)),
+    learn: offered(
+      (l) => l.events,
+      (l) => resolveEvent(l, e),
+    ),
+  })),
+  command(fc.tuple(eventOrSeen, Domain.at), ([e, at]) => ({
+    show: Model.show("accept", showEvent(e), at),
+    run: (l) => Effect.flatMap(store, (s) => s.accept(event(resolveEvent(l, e)), at)),
     learn: offered(
       (l) => l.events,
       (l) => resolveEvent(l, e),

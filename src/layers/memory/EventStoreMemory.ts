@@ -21,7 +21,7 @@ import {
 import type { CaseId, RunId, StepId } from "../../domain/Ids.js"
 import type { Phase } from "../../domain/Phase.js"
 import type { Timestamp } from "../../domain/Time.js"
-import { EventStore } from "../../services/EventStore.js"
+import { Acceptance, EventStore } from "../../services/EventStore.js"
 import { clampLimit, compareNumber, compareText, fromJsonText, jsonText, perTenant } from "./internal/Memory.js"
 
 /** A fresh, empty EventStore each time the layer is built. */
@@ -51,6 +51,27 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
   /** Every row of one wait. */
   const rowsOf = (state: State, run: RunId, effect: EffectKey) =>
     [...state.waits.values()].filter((w) => w.run === run && w.effect === effect)
+
+  /** The earliest-registered wait of the event's kind on its first key that has one. */
+  const elect = (state: State, event: InboundEvent): WaitRow | undefined => {
+    for (const key of CorrelationKey.dedupe(event.correlation)) {
+      const [elected] = [...state.waits.values()]
+        .filter((w) => w.kind === event.kind && CorrelationKey.equals(w.key, key))
+        .sort(
+          (a, b) =>
+            compareNumber(a.createdAt, b.createdAt) || compareText(a.run, b.run) || compareText(a.effect, b.effect),
+        )
+      if (elected !== undefined) return elected
+    }
+    return undefined
+  }
+
+  /** Deletes the satisfied wait with the claim, so it can never take a second event, and answers it. */
+  const retire = (state: State, elected: WaitRow): Subscription => {
+    const rows = rowsOf(state, elected.run, elected.effect)
+    for (const row of rows) state.waits.delete(waitRowId(row.run, row.effect, row.key))
+    return toSubscription(rows)
+  }
 
   return EventStore.of({
     buffer: (event, at) =>
@@ -108,27 +129,34 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
         return Effect.succeed(Option.none())
       }),
 
+    accept: (event, at) =>
+      atomically((state) => {
+        const known = state.events.get(dedupKey(event))
+        if (known !== undefined) {
+          return Effect.succeed(
+            Acceptance.Duplicate({
+              stored: new BufferedEvent({ event: toEvent(known), receivedAt: known.receivedAt }),
+            }),
+          )
+        }
+        const payload = jsonText(event.payload)
+        if (Either.isLeft(payload)) return Effect.dieMessage(`event payload must be JSON: ${payload.left}`)
+        const elected = elect(state, event)
+        insert(state, event, payload.right, at, elected?.run ?? null)
+        if (elected === undefined) return Effect.succeed(Acceptance.Buffered())
+        return Effect.succeed(Acceptance.Matched({ subscription: retire(state, elected) }))
+      }),
+
     matchWaiter: (event, at) =>
       atomically((state) => {
-        for (const key of CorrelationKey.dedupe(event.correlation)) {
-          const [elected] = [...state.waits.values()]
-            .filter((w) => w.kind === event.kind && CorrelationKey.equals(w.key, key))
-            .sort(
-              (a, b) =>
-                compareNumber(a.createdAt, b.createdAt) || compareText(a.run, b.run) || compareText(a.effect, b.effect),
-            )
-          if (elected === undefined) continue
-          // Only a buffered, unclaimed, live event can match; otherwise no further key may try.
-          const stored = state.events.get(dedupKey(event))
-          if (stored === undefined || stored.claimedBy !== null || stored.dead) return Effect.succeed(Option.none())
-          stored.claimedBy = elected.run
-          stored.claimedAt = at
-          // The satisfied wait goes with the claim, so it can never take a second event.
-          const rows = rowsOf(state, elected.run, elected.effect)
-          for (const row of rows) state.waits.delete(waitRowId(row.run, row.effect, row.key))
-          return Effect.succeed(Option.some(toSubscription(rows)))
-        }
-        return Effect.succeed(Option.none())
+        const elected = elect(state, event)
+        if (elected === undefined) return Effect.succeed(Option.none())
+        // Only a buffered, unclaimed, live event can match; otherwise no further key may try.
+        const stored = state.events.get(dedupKey(event))
+        if (stored === undefined || stored.claimedBy !== null || stored.dead) return Effect.succeed(Option.none())
+        stored.claimedBy = elected.run
+        stored.claimedAt = at
+        return Effect.succeed(Option.some(retire(state, elected)))
       }),
 
     deliverTo: (run, event, at) =>

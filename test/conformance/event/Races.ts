@@ -12,6 +12,7 @@ import { EventStore } from "../../../src/services/EventStore.js"
 import { assert } from "../../support/Assert.js"
 import { type Backend, onPool } from "../../support/Backend.js"
 import { fire, runs, shape } from "../../support/Races.js"
+import { accept } from "./Accept.js"
 import { asStored, at, buffered, event, key, stored, type Tester, wait } from "./Fixtures.js"
 
 /**
@@ -131,4 +132,6 @@ export const races = (test: Tester, backend: Backend) => {
       runs,
     )
   })
+  // `accept`'s contract and its races, which need the backend for their pools.
+  accept(test, backend)
 }
