@@ -37,10 +37,13 @@ const report = (cause: Cause.Cause<unknown>) =>
           : Console.error(`agentplane: unexpected failure\n${Cause.pretty(cause)}`),
       )
 
-const messageOf = (error: unknown): string =>
-  error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
-    ? String((error as { message: unknown }).message)
-    : String(error)
+/** The error's message; failing one (a platform error can have none), its tag, so the line is never blank. */
+const messageOf = (error: unknown): string => {
+  const record = typeof error === "object" && error !== null ? (error as { message?: unknown; _tag?: unknown }) : {}
+  const message = typeof record.message === "string" ? record.message : ""
+  if (message !== "") return message
+  return typeof record._tag === "string" ? `${record._tag} (no message)` : String(error)
+}
 
 cli(process.argv).pipe(
   Effect.tapErrorCause(report),

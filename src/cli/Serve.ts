@@ -1,12 +1,13 @@
 /**
  * `agentplane serve`: the operator HTTP API (§8.1, §8.3). Refuses to start without a credential
- * table and a policy, or with either malformed; migrates the store, then serves until SIGINT or
- * SIGTERM, when the server stops accepting, in-flight requests finish and the store closes.
+ * table and a policy, with either malformed, with a policy naming a role no credential holds, on
+ * a store `Store.check` refuses or on an address it cannot bind; only then migrates the store,
+ * and serves until SIGINT or SIGTERM, when the server stops accepting, in-flight requests finish
+ * and the store closes.
  */
 import { Command, Options } from "@effect/cli"
-import { type FileSystem, HttpServer } from "@effect/platform"
+import { HttpServer, HttpServerError } from "@effect/platform"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
-import type { Authorizer } from "../http/Authorizer.js"
 import * as Credentials from "../http/Credentials.js"
 import * as Policy from "../http/Policy.js"
 import * as Server from "../http/Server.js"
@@ -49,13 +50,13 @@ export interface ServeOptions {
  * One of a file (flag or `AGENTPLANE_X`) and inline JSON (`AGENTPLANE_X_JSON`), exactly: neither
  * leaves the server without its table, both leave it unclear which one governs.
  */
-const source = <L>(
+const source = <A, E, R>(
   what: string,
   flag: string,
   file: Option.Option<string>,
-  fromFile: (path: string) => L,
-  fromJson: (json: string, source: string) => L,
-): Effect.Effect<L, StartRefused> =>
+  fromFile: (path: string) => Effect.Effect<A, E, R>,
+  fromJson: (json: string, source: string) => Effect.Effect<A, E, R>,
+): Effect.Effect<A, E | StartRefused, R> =>
   Effect.gen(function* () {
     const variable = `AGENTPLANE_${flag.toUpperCase()}_JSON`
     const json = yield* Config.option(Config.string(variable)).pipe(
@@ -66,34 +67,44 @@ const source = <L>(
         message: `${what} given twice: --${flag} (or AGENTPLANE_${flag.toUpperCase()}) and ${variable}; give one`,
       })
     }
-    if (Option.isSome(file)) return fromFile(file.value)
-    if (Option.isSome(json)) return fromJson(json.value, variable)
+    if (Option.isSome(file)) return yield* fromFile(file.value)
+    if (Option.isSome(json)) return yield* fromJson(json.value, variable)
     return yield* new StartRefused({
       message: `serve needs ${what}: --${flag} <file> (or AGENTPLANE_${flag.toUpperCase()}=<file>, ${variable}=<json>)`,
     })
   })
 
-/** The whole server for `options`, as a layer that serves while it is held. */
+/**
+ * The whole server for `options`, as a layer that serves while it is held. Everything that can
+ * refuse the start is checked here, before the layer opens the store: a refused start migrates
+ * nothing and creates no database file.
+ */
 export const layer = (options: ServeOptions) =>
   Effect.gen(function* () {
     const address = yield* Effect.mapError(Address.parse(options.addr), (message) => new StartRefused({ message }))
-    const credentials = yield* source<
-      Layer.Layer<Credentials.Credentials, Credentials.CredentialsInvalid, FileSystem.FileSystem>
-    >("a credential table", "tokens", options.tokens, Credentials.layerFile, Credentials.layerJson)
-    const authorizer = yield* source<Layer.Layer<Authorizer, Policy.PolicyInvalid, FileSystem.FileSystem>>(
+    const store = yield* Store.check(options.store)
+    const credentials = yield* source(
+      "a credential table",
+      "tokens",
+      options.tokens,
+      Credentials.fromFile,
+      Credentials.fromJson,
+    )
+    const policy = yield* source(
       "a policy (without one every request would be refused)",
       "policy",
       options.policy,
-      Policy.layerFile,
-      Policy.layerJson,
+      Policy.fromFile,
+      (json, variable) => Policy.parse(json, variable),
     )
-    // The tables first, the store only once both are accepted: a refused start opens (or
-    // creates) no database.
-    return Layer.flatMap(Layer.merge(credentials, authorizer), (tables) =>
-      Server.layer(address).pipe(
-        Layer.provide(Layer.succeedContext(tables)),
-        Layer.provide(Store.layer(options.store)),
-      ),
+    // Only here are both tables at hand: a rule's role is checked against the credentials.
+    yield* Policy.checkRoles(policy, credentials.roles)
+    yield* Address.probe(address)
+    return Server.layer(address).pipe(
+      Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
+      Layer.provide(Store.layer(store)),
+      // The port can still be taken between the probe and the listen.
+      Layer.mapError((e) => (e instanceof HttpServerError.ServeError ? Address.unavailable(address, e.cause) : e)),
     )
   })
 

@@ -10,13 +10,15 @@
  *      "tenant": "acme", "actor": "alice", "roles": ["reviewer"] }]
  *
  * A table that cannot be read, is empty, has an invalid entry (tenant per `Tenant.parse`, empty
- * actor or role, an actor in the reserved `system:` namespace) or lists one digest twice is
- * refused with `CredentialsInvalid` naming the entry, and the server does not start.
+ * actor or role, a control character in either, no roles, an actor in the reserved `system:`
+ * namespace) or lists one digest twice is refused with `CredentialsInvalid` naming the entry,
+ * and the server does not start.
  */
 import { createHash } from "node:crypto"
 import { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import * as Digest from "../domain/Digest.js"
+import * as JsonText from "../domain/JsonText.js"
 import * as Tenant from "../domain/Tenant.js"
 import { Caller } from "./Caller.js"
 import * as Issues from "./internal/Issues.js"
@@ -31,12 +33,23 @@ export class CredentialsInvalid extends Schema.TaggedError<CredentialsInvalid>()
   }
 }
 
+/**
+ * A name as a credential writes it: trimmed, not empty, no control characters. The actor is
+ * written into tasks, decisions and logs, where a newline would forge a second line.
+ */
+const Name = Schema.NonEmptyTrimmedString.pipe(
+  Schema.filter((name) => !hasControl(name), { message: () => "must not contain control characters" }),
+)
+
 /** One entry as written in the table. */
 export const Entry = Schema.Struct({
   digest: Digest.Digest,
   tenant: Schema.String,
-  actor: Schema.NonEmptyTrimmedString,
-  roles: Schema.Array(Schema.NonEmptyTrimmedString),
+  actor: Name,
+  // A caller with no role is refused every action (deny by default): a forgotten role, not a design.
+  roles: Schema.Array(Name).pipe(
+    Schema.minItems(1, { message: () => "must list at least one role (a caller with none may do nothing)" }),
+  ),
 })
 export type Entry = typeof Entry.Encoded
 
@@ -50,6 +63,8 @@ export class Credentials extends Context.Tag("agentplane/http/Credentials")<
     readonly lookup: (token: Redacted.Redacted<string>) => Effect.Effect<Option.Option<Caller>>
     /** Every tenant some credential acts for, each once, in table order (the tenants a sweeper visits). */
     readonly tenants: ReadonlyArray<Tenant.TenantId>
+    /** Every role some credential holds, each once, in table order (the roles a policy may name). */
+    readonly roles: ReadonlyArray<string>
   }
 >() {}
 
@@ -76,6 +91,7 @@ export const make = (
     if (entries.length === 0) return yield* refuse("has no entries; the server would admit nobody")
     const byDigest = new Map<string, { readonly index: number; readonly caller: Caller }>()
     const tenants: Array<Tenant.TenantId> = []
+    const roles = new Set<string>()
     for (const [index, raw] of entries.entries()) {
       const entry = yield* Either.mapLeft(decodeEntry(raw), (e) =>
         refuse(`${describe(index, raw)}: ${Issues.format(e)}`),
@@ -96,6 +112,7 @@ export const make = (
       const caller = new Caller({ tenant, actor: entry.actor, roles: [...new Set(entry.roles)] })
       byDigest.set(entry.digest, { index, caller })
       if (!tenants.includes(tenant)) tenants.push(tenant)
+      for (const role of caller.roles) roles.add(role)
     }
     return Credentials.of({
       lookup: (token) =>
@@ -105,6 +122,7 @@ export const make = (
             : Option.map(Option.fromNullable(byDigest.get(digest(token))), (found) => found.caller),
         ),
       tenants,
+      roles: [...roles],
     })
   })
 
@@ -115,39 +133,57 @@ export const layerEntries = (
 ): Layer.Layer<Credentials, CredentialsInvalid> => Layer.effect(Credentials, make(entries, source))
 
 /** The table written as JSON text, e.g. the value of `AGENTPLANE_TOKENS_JSON`; `source` names where it came from. */
+export const fromJson = (json: string, source: string): Effect.Effect<Credentials["Type"], CredentialsInvalid> =>
+  Effect.flatMap(parseTable(json, source), (entries) => make(entries, source))
+
+/** The table in the JSON file at `path`. */
+export const fromFile = (path: string): Effect.Effect<Credentials["Type"], CredentialsInvalid, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs
+      .readFileString(path)
+      .pipe(Effect.mapError((e) => new CredentialsInvalid({ source: path, detail: `cannot be read: ${e.message}` })))
+    return yield* fromJson(text, path)
+  })
+
+/** `fromJson` as a layer. */
 export const layerJson = (json: string, source: string): Layer.Layer<Credentials, CredentialsInvalid> =>
-  Layer.effect(
-    Credentials,
-    Effect.flatMap(parseTable(json, source), (entries) => make(entries, source)),
-  )
+  Layer.effect(Credentials, fromJson(json, source))
 
 /** The table in the JSON file at `path`, read once at start. */
 export const layerFile = (path: string): Layer.Layer<Credentials, CredentialsInvalid, FileSystem.FileSystem> =>
-  Layer.effect(
-    Credentials,
-    Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
-      const text = yield* fs
-        .readFileString(path)
-        .pipe(Effect.mapError((e) => new CredentialsInvalid({ source: path, detail: `cannot be read: ${e.message}` })))
-      return yield* Effect.flatMap(parseTable(text, path), (entries) => make(entries, path))
-    }),
-  )
+  Layer.effect(Credentials, fromFile(path))
 
 // internal
 
 const decodeEntry = Schema.decodeUnknownEither(Entry, { onExcessProperty: "error", errors: "all" })
 
+/**
+ * The table's JSON, read strictly (`JsonText.parse`): with `JSON.parse` an entry's second
+ * `tenant` key silently replaced the first, so the caller acted for a tenant the reviewer of the
+ * file never saw.
+ */
 const parseTable = (json: string, source: string): Effect.Effect<ReadonlyArray<unknown>, CredentialsInvalid> =>
-  Effect.try({
-    try: () => JSON.parse(json) as unknown,
-    catch: () => new CredentialsInvalid({ source, detail: "is not valid JSON" }),
-  }).pipe(
-    Effect.filterOrFail(
-      (value): value is ReadonlyArray<unknown> => Array.isArray(value),
-      () => new CredentialsInvalid({ source, detail: "must be a JSON array of {digest, tenant, actor, roles}" }),
+  Either.mapLeft(
+    JsonText.parse(json),
+    (problem) => new CredentialsInvalid({ source, detail: `is not valid JSON: ${problem}` }),
+  ).pipe(
+    Effect.flatMap((value) =>
+      Array.isArray(value)
+        ? Effect.succeed<ReadonlyArray<unknown>>(value)
+        : Effect.fail(
+            new CredentialsInvalid({ source, detail: "must be a JSON array of {digest, tenant, actor, roles}" }),
+          ),
     ),
   )
+
+const hasControl = (text: string): boolean => {
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true
+  }
+  return false
+}
 
 /** "entry 2 (actor "bob")": the index, and the actor when the entry names one, never a digest or token. */
 const describe = (index: number, raw: unknown): string => {

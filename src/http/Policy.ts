@@ -7,11 +7,14 @@
  * `action` is one action (`Authorizer.Action`) or a family `<prefix>.*` covering every action
  * that starts with `<prefix>.`; `roles` is a non-empty list. A caller may take an action when
  * some rule covering it lists one of the caller's roles. An unknown action, a pattern covering no
- * action, an empty role list or an unknown field refuses the policy with `PolicyInvalid`, and the
- * server does not start: a typo must not silently deny (or, worse, silently allow) anything.
+ * action, an empty role list, an empty `allow` list or an unknown field refuses the policy with
+ * `PolicyInvalid`, and the server does not start: a typo must not silently deny (or, worse,
+ * silently allow) anything. `serve` also refuses a rule naming a role no credential holds
+ * (`checkRoles`), since that rule can only be a misspelling.
  */
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Layer, Metric, Schema } from "effect"
+import * as JsonText from "../domain/JsonText.js"
 import { Action, Authorizer, Forbidden } from "./Authorizer.js"
 import type { Caller } from "./Caller.js"
 import * as Issues from "./internal/Issues.js"
@@ -41,6 +44,9 @@ export type File = { readonly allow: ReadonlyArray<Rule> }
 
 /** A checked policy: for each action, the roles that may take it (absent: nobody). */
 export interface Policy {
+  /** Where it was read from, for messages. */
+  readonly source: string
+  readonly rules: ReadonlyArray<Rule>
   readonly allowed: ReadonlyMap<Action, ReadonlySet<string>>
 }
 
@@ -57,10 +63,15 @@ export const decode = (file: unknown, source: string): Either.Either<Policy, Pol
   if (Either.isLeft(top)) {
     return refuse(`must be {"allow": [{"action", "roles"}, …]}: ${Issues.format(top.left)}`)
   }
+  if (top.right.allow.length === 0) {
+    return refuse('"allow" is empty: every request would be refused (403); list the rules')
+  }
   const allowed = new Map<Action, Set<string>>()
+  const rules: Array<Rule> = []
   for (const [index, raw] of top.right.allow.entries()) {
     const rule = decodeRule(raw)
     if (Either.isLeft(rule)) return refuse(`rule ${index}: ${Issues.format(rule.left)}`)
+    rules.push(rule.right)
     const actions = covered(rule.right.action)
     if (Either.isLeft(actions)) return refuse(`rule ${index}: ${actions.left}`)
     for (const action of actions.right) {
@@ -69,16 +80,40 @@ export const decode = (file: unknown, source: string): Either.Either<Policy, Pol
       allowed.set(action, roles)
     }
   }
-  return Either.right({ allowed })
+  return Either.right({ source, rules, allowed })
 }
 
-/** `decode` of JSON text. */
+/**
+ * `policy` if every role its rules name is one of `held` (the credential table's roles), else
+ * refused naming the first rule and role that is not: a rule for a role nobody has grants
+ * nothing, so it is a misspelling, and the caller it was meant for is denied without a word.
+ */
+export const checkRoles = (policy: Policy, held: ReadonlyArray<string>): Either.Either<Policy, PolicyInvalid> => {
+  const known = new Set(held)
+  for (const [index, rule] of policy.rules.entries()) {
+    const missing = rule.roles.find((role) => !known.has(role))
+    if (missing !== undefined) {
+      return Either.left(
+        new PolicyInvalid({
+          source: policy.source,
+          detail: `rule ${index} (${JSON.stringify(rule.action)}) names role ${JSON.stringify(missing)}, which no credential holds (held: ${held.join(", ")})`,
+        }),
+      )
+    }
+  }
+  return Either.right(policy)
+}
+
+/**
+ * `decode` of JSON text, read strictly (`JsonText.parse`): with `JSON.parse` a second `allow`
+ * key silently replaced the first, and whoever reviewed the first read a different policy.
+ */
 export const parse = (json: string, source: string): Either.Either<Policy, PolicyInvalid> =>
   Either.flatMap(
-    Either.try({
-      try: () => JSON.parse(json) as unknown,
-      catch: () => new PolicyInvalid({ source, detail: "is not valid JSON" }),
-    }),
+    Either.mapLeft(
+      JsonText.parse(json),
+      (problem) => new PolicyInvalid({ source, detail: `is not valid JSON: ${problem}` }),
+    ),
     (file) => decode(file, source),
   )
 
@@ -106,17 +141,19 @@ export const layer = (policy: Policy): Layer.Layer<Authorizer> =>
     }),
   )
 
+/** The policy in the JSON file at `path`. */
+export const fromFile = (path: string): Effect.Effect<Policy, PolicyInvalid, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs
+      .readFileString(path)
+      .pipe(Effect.mapError((e) => new PolicyInvalid({ source: path, detail: `cannot be read: ${e.message}` })))
+    return yield* parse(text, path)
+  })
+
 /** The authoriser of the policy in the JSON file at `path`, read once at start. */
 export const layerFile = (path: string): Layer.Layer<Authorizer, PolicyInvalid, FileSystem.FileSystem> =>
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
-      const text = yield* fs
-        .readFileString(path)
-        .pipe(Effect.mapError((e) => new PolicyInvalid({ source: path, detail: `cannot be read: ${e.message}` })))
-      return layer(yield* parse(text, path))
-    }),
-  )
+  Layer.unwrapEffect(Effect.map(fromFile(path), layer))
 
 /** The authoriser of a policy given as JSON text, e.g. the value of `AGENTPLANE_POLICY_JSON`. */
 export const layerJson = (json: string, source: string): Layer.Layer<Authorizer, PolicyInvalid> =>

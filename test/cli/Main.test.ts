@@ -6,9 +6,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { existsSync, rmSync } from "node:fs"
+import { existsSync, rmSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:net"
 import { join } from "node:path"
 import Database from "better-sqlite3"
+import { Either } from "effect"
+import pg from "pg"
 import { afterAll, describe, inject, it } from "vitest"
 import * as Store from "../../src/cli/Store.js"
 import * as Credentials from "../../src/http/Credentials.js"
@@ -87,6 +90,71 @@ const terminate = async (server: Run): Promise<{ code: number | null }> => {
     return assert.fail("serve did not exit within 30 s of SIGTERM")
   }
   return { code }
+}
+
+/**
+ * The one line `args` are refused with: exit 1, no stack, and no announcement first. A process
+ * that starts serving instead is stopped and fails the test.
+ */
+const refusal = async (args: ReadonlyArray<string>, extra: Record<string, string> = {}): Promise<string> => {
+  const refused = run(args, extra)
+  const deadline = Date.now() + STARTUP_MS
+  let code: number | null | "running" = "running"
+  void refused.exit.then((c) => {
+    code = c
+  })
+  while (code === "running" && Date.now() < deadline && !/agentplane serving/.test(refused.stdout())) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  if (code === "running") {
+    refused.child.kill("SIGKILL")
+    return assert.fail(`${args.join(" ")} was not refused\nstdout: ${refused.stdout()}\nstderr: ${refused.stderr()}`)
+  }
+  assert.strictEqual(code, 1, `${args.join(" ")}: ${refused.stderr()}`)
+  const lines = refused.stderr().trimEnd().split("\n")
+  assert.strictEqual(lines.length, 1, `one line, no stack: ${refused.stderr()}`)
+  assert.strictEqual(refused.stdout(), "", "nothing announced")
+  return lines[0] ?? ""
+}
+
+/** A listener holding a free port on 127.0.0.1, as another server would. */
+const occupy = async (): Promise<{ readonly port: number; readonly server: Server }> => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen({ host: "127.0.0.1", port: 0 }, resolve))
+  const address = server.address()
+  if (address === null || typeof address === "string") return assert.fail("expected a TCP address")
+  return { port: address.port, server }
+}
+
+/** A new, empty PostgreSQL database on the tests' server, dropped by `drop`. */
+const freshPg = async (): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+  const name = `agentplane_cli_${randomUUID().replaceAll("-", "")}`
+  const admin = new pg.Client({ connectionString: inject("pgUrl") })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  const url = new URL(inject("pgUrl"))
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } finally {
+        await admin.end()
+      }
+    },
+  }
+}
+
+const pgTables = async (url: string): Promise<number> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const result = await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'")
+    return (result.rows[0] as { n: number }).n
+  } finally {
+    await client.end()
+  }
 }
 
 const get = (url: string, token?: string) =>
@@ -174,8 +242,8 @@ describe("agentplane serve", { timeout: 180_000 }, () => {
   it("refuses a malformed credential table, naming the entry, before opening the store", async () => {
     const store = tempDb()
     const tokens = JSON.stringify([
-      { digest: Credentials.digest("a"), tenant: "acme", actor: "alice", roles: [] },
-      { digest: Credentials.digest("b"), tenant: "acme/evil", actor: "mallory", roles: [] },
+      { digest: Credentials.digest("a"), tenant: "acme", actor: "alice", roles: ["reviewer"] },
+      { digest: Credentials.digest("b"), tenant: "acme/evil", actor: "mallory", roles: ["reviewer"] },
     ])
     const refused = run(["serve", "--store", store, "--policy", POLICY], { AGENTPLANE_TOKENS_JSON: tokens })
     assert.strictEqual(await refused.exit, 1)
@@ -187,6 +255,125 @@ describe("agentplane serve", { timeout: 180_000 }, () => {
   })
 })
 
+// Config that would start a server unsafe or unusable is refused before the store is opened.
+describe("agentplane serve refuses", { timeout: 180_000 }, () => {
+  const serve = (...args: ReadonlyArray<string>) => ["serve", "--tokens", TOKENS, "--policy", POLICY, ...args]
+
+  it("an empty, in-memory or non-PostgreSQL URL store, naming it (flag and environment)", async () => {
+    const [flagEmpty, envEmpty, memory, mysql] = await Promise.all([
+      refusal(serve("--addr", "127.0.0.1:0", "--store", "")),
+      refusal(serve("--addr", "127.0.0.1:0"), { AGENTPLANE_STORE: "" }),
+      refusal(serve("--addr", "127.0.0.1:0", "--store", ":memory:")),
+      refusal(serve("--addr", "127.0.0.1:0", "--store", "mysql://app:s3cret@db/plane")),
+    ])
+    assert.match(flagEmpty, /^agentplane: store "" .*: is empty, which SQLite would take as a temporary database/)
+    assert.match(envEmpty, /^agentplane: store "" \(--store, AGENTPLANE_STORE .*: is empty/)
+    assert.match(
+      memory,
+      /^agentplane: store ":memory:" .*: is SQLite's in-memory database, lost when the process exits/,
+    )
+    assert.match(mysql, /^agentplane: store "mysql:\/\/app:\*\*\*@db\/plane" .*: is a mysql:\/\/ URL/)
+    assert.isFalse(mysql.includes("s3cret"), "the password is masked")
+  })
+
+  it("an address in use, naming it, before touching the SQLite store", async () => {
+    const taken = await occupy()
+    try {
+      const store = tempDb()
+      const line = await refusal(serve("--addr", `127.0.0.1:${taken.port}`, "--store", store))
+      assert.strictEqual(
+        line,
+        `agentplane: cannot listen on 127.0.0.1:${taken.port}: the address is already in use (another server is listening there); stop it or give another --addr`,
+      )
+      assert.isFalse(existsSync(store), "no database file was created")
+    } finally {
+      taken.server.close()
+    }
+  })
+
+  it("an address in use, naming it, before migrating the PostgreSQL store", async () => {
+    const taken = await occupy()
+    const db = await freshPg()
+    try {
+      const line = await refusal(serve("--addr", `127.0.0.1:${taken.port}`, "--store", db.url))
+      assert.match(
+        line,
+        new RegExp(`^agentplane: cannot listen on 127\\.0\\.0\\.1:${taken.port}: the address is already in use`),
+      )
+      assert.strictEqual(await pgTables(db.url), 0, "no migration ran")
+    } finally {
+      taken.server.close()
+      await db.drop()
+    }
+  })
+
+  it("a policy rule for a role no credential holds, naming the rule and the role", async () => {
+    const store = tempDb()
+    const policy = JSON.stringify({
+      allow: [
+        { action: "api:task.*", roles: ["reviewer"] },
+        { action: "api:admin.*", roles: ["admn"] },
+      ],
+    })
+    const line = await refusal(["serve", "--addr", "127.0.0.1:0", "--store", store, "--tokens", TOKENS], {
+      AGENTPLANE_POLICY_JSON: policy,
+    })
+    assert.strictEqual(
+      line,
+      'agentplane: policy AGENTPLANE_POLICY_JSON: rule 1 ("api:admin.*") names role "admn", which no credential holds (held: agent, reviewer, admin)',
+    )
+    assert.isFalse(existsSync(store))
+  })
+
+  it("a key given twice in AGENTPLANE_POLICY_JSON or AGENTPLANE_TOKENS_JSON, naming where", async () => {
+    const store = tempDb()
+    const entry = `{"digest": "${Credentials.digest("a")}", "tenant": "acme", "actor": "alice", "roles": ["agent"]`
+    const rule = (action: string) => `{"action": "${action}", "roles": ["agent"]}`
+    const [policy, tokens] = await Promise.all([
+      refusal(["serve", "--addr", "127.0.0.1:0", "--store", store, "--tokens", TOKENS], {
+        AGENTPLANE_POLICY_JSON: `{"allow": [${rule("api:event.deliver")}], "allow": [${rule("api:admin.*")}]}`,
+      }),
+      refusal(["serve", "--addr", "127.0.0.1:0", "--store", store, "--policy", POLICY], {
+        AGENTPLANE_TOKENS_JSON: `[${entry}, "tenant": "globex"}]`,
+      }),
+    ])
+    assert.match(
+      policy,
+      /^agentplane: policy AGENTPLANE_POLICY_JSON: is not valid JSON: duplicate member name at \$\.allow /,
+    )
+    assert.match(
+      tokens,
+      /^agentplane: credential table AGENTPLANE_TOKENS_JSON: is not valid JSON: duplicate member name at \$\[0\]\.tenant /,
+    )
+    assert.isFalse(existsSync(store))
+  })
+
+  it("a credential whose actor holds a newline, from a file", async () => {
+    const store = tempDb()
+    const tokens = join(inject("scratchDir"), `tokens-${randomUUID()}.json`)
+    files.push(tokens)
+    writeFileSync(
+      tokens,
+      JSON.stringify([{ digest: Credentials.digest("a"), tenant: "acme", actor: "alice\nadmin", roles: ["reviewer"] }]),
+    )
+    const line = await refusal([
+      "serve",
+      "--addr",
+      "127.0.0.1:0",
+      "--store",
+      store,
+      "--tokens",
+      tokens,
+      "--policy",
+      POLICY,
+    ])
+    assert.match(
+      line,
+      /^agentplane: credential table .*: entry 0 \(actor "alice\\nadmin"\): actor: must not contain control characters/,
+    )
+  })
+})
+
 describe("--store", () => {
   it("a postgres:// or postgresql:// URL is PostgreSQL, anything else a SQLite file", () => {
     assert.isTrue(Store.isPostgres("postgres://u@h/db"))
@@ -195,8 +382,34 @@ describe("--store", () => {
     assert.isFalse(Store.isPostgres("postgres.db"))
   })
 
+  it("refuses what would not be a durable store, and takes a path or a postgres:// URL", () => {
+    const refused = (store: string) => {
+      const checked = Store.check(store)
+      if (Either.isRight(checked)) return assert.fail(`accepted ${JSON.stringify(store)}`)
+      assert.strictEqual(checked.left._tag, "StoreInvalid")
+      return checked.left.detail
+    }
+    assert.match(refused(""), /^is empty/)
+    assert.match(refused("   "), /^is empty/)
+    assert.match(refused(":memory:"), /^is SQLite's in-memory database/)
+    assert.match(refused(":MEMORY:"), /^is SQLite's in-memory database/)
+    assert.match(refused(" plane.db"), /^has leading or trailing whitespace/)
+    assert.match(refused("plane.db\n"), /^has leading or trailing whitespace/)
+    assert.match(refused("pla\u0000ne.db"), /^contains a control character/)
+    assert.match(refused("file::memory:"), /^is a file: URL/)
+    assert.match(refused("file:plane.db?mode=memory"), /^is a file: URL/)
+    assert.match(refused("sqlite:///var/plane.db"), /^is a sqlite: URL/)
+    assert.match(refused("mysql://db/plane"), /^is a mysql:\/\/ URL/)
+    assert.match(refused("redis://db"), /^is a redis:\/\/ URL/)
+    assert.match(refused("postgres://[oops/plane"), /^is not a valid postgres:\/\/ URL/)
+    for (const store of ["./agentplane.db", "/var/lib/plane.db", "plane", "postgres://u@h/db", "postgresql://h/db"]) {
+      assert.deepStrictEqual(Store.check(store), Either.right(store))
+    }
+  })
+
   it("is shown with a URL's password masked", () => {
     assert.strictEqual(Store.show("postgres://app:s3cret@db:5432/plane"), "postgres://app:***@db:5432/plane")
+    assert.strictEqual(Store.show("mysql://app:s3cret@db/plane"), "mysql://app:***@db/plane")
     assert.strictEqual(Store.show("postgres://app@db/plane"), "postgres://app@db/plane")
     assert.strictEqual(Store.show("./agentplane.db"), "./agentplane.db")
   })
@@ -218,6 +431,25 @@ describe("agentplane migrate, token-digest, seed-demo", { timeout: 180_000 }, ()
     const empty = run(["token-digest"], {}, "")
     assert.strictEqual(await empty.exit, 1)
     assert.match(empty.stderr(), /no token on standard input/)
+  })
+
+  it("migrate and seed-demo refuse an empty, in-memory or non-PostgreSQL URL store", async () => {
+    const lines = await Promise.all([
+      refusal(["migrate", "--store", ""]),
+      refusal(["migrate", "--store", ":memory:"]),
+      refusal(["migrate"], { AGENTPLANE_DATABASE_URL: "mysql://db/plane" }),
+      refusal(["seed-demo", "--store", ""]),
+      refusal(["seed-demo", "--store", "sqlite://plane.db"]),
+    ])
+    const [empty, memory, mysql, seedEmpty, sqliteUrl] = lines
+    assert.match(empty ?? "", /^agentplane: store "" .*: is empty/)
+    assert.match(memory ?? "", /^agentplane: store ":memory:" .*: is SQLite's in-memory database/)
+    assert.match(mysql ?? "", /^agentplane: store "mysql:\/\/db\/plane" .*: is a mysql:\/\/ URL/)
+    assert.match(seedEmpty ?? "", /^agentplane: store "" .*: is empty/)
+    assert.match(
+      sqliteUrl ?? "",
+      /^agentplane: store "sqlite:\/\/plane\.db" .*: is a sqlite: URL; give the SQLite file as a plain path/,
+    )
   })
 
   it("seed-demo opens the demo case and task and prints them as shell assignments", async () => {

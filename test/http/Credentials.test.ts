@@ -80,6 +80,14 @@ describe("Credentials.lookup", () => {
     }),
   )
 
+  it.effect("roles lists each role some credential holds once, in table order", () =>
+    Effect.gen(function* () {
+      const carol = { ...alice, digest: Credentials.digest("carol"), actor: "carol", roles: ["admin", "reviewer"] }
+      const credentials = yield* table([alice, bob, carol])
+      assert.deepStrictEqual(credentials.roles, ["reviewer", "agent", "admin"])
+    }),
+  )
+
   it.effect("tenants lists each tenant once, in table order", () =>
     Effect.gen(function* () {
       const carol = { ...alice, digest: Credentials.digest("carol"), actor: "carol" }
@@ -134,6 +142,26 @@ describe("Credentials.make refuses", () => {
     ),
   )
 
+  it.effect("an actor or role holding a control character, a newline above all", () =>
+    Effect.gen(function* () {
+      assert.match(
+        yield* refusal([{ ...alice, actor: "alice\nadmin" }]),
+        /^credential table tokens\.json: entry 0 \(actor "alice\\nadmin"\): actor: must not contain control characters$/,
+      )
+      for (const char of ["\r", "\t", "\u0000", "\u001b", "\u007f", "\u0085"]) {
+        assert.match(yield* refusal([{ ...alice, actor: `al${char}ice` }]), /actor: must not contain control/, char)
+      }
+      assert.match(yield* refusal([{ ...alice, roles: ["reviewer", "admin\n"] }]), /roles\.1: /)
+      assert.match(yield* refusal([{ ...alice, roles: ["rev\u0000iewer"] }]), /roles\.0: must not contain control/)
+    }),
+  )
+
+  it.effect("an entry with no roles, which could do nothing", () =>
+    Effect.map(refusal([alice, { ...bob, roles: [] }]), (message) =>
+      assert.match(message, /entry 1 \(actor "bob"\): roles: must list at least one role/),
+    ),
+  )
+
   it.effect("two entries with one digest", () =>
     Effect.map(refusal([alice, bob, { ...bob, digest: alice.digest, actor: "mallory" }]), (message) =>
       assert.match(message, /entry 2 \(actor "mallory"\) repeats the digest of entry 0/),
@@ -175,10 +203,35 @@ describe("Credentials layers", () => {
       )
       using broken = withFile("[{")
       const invalid = yield* viaFile(broken.path)
-      assert.isTrue(Either.isLeft(invalid) && invalid.left.message.endsWith("is not valid JSON"))
+      assert.isTrue(Either.isLeft(invalid) && /: is not valid JSON: the text ends inside/.test(invalid.left.message))
       using object = withFile(JSON.stringify({ tokens: [alice] }))
       const notArray = yield* viaFile(object.path)
       assert.isTrue(Either.isLeft(notArray) && /must be a JSON array/.test(notArray.left.message))
+    }),
+  )
+
+  it.effect("a key given twice anywhere refuses the table, naming where (JSON.parse kept the last)", () =>
+    Effect.gen(function* () {
+      const entry = `{"digest": "${alice.digest}", "tenant": "acme", "actor": "alice", "roles": ["reviewer"]`
+      const viaJson = (json: string) =>
+        Effect.flip(Credentials.fromJson(json, "AGENTPLANE_TOKENS_JSON")).pipe(Effect.map((e) => e.message))
+      assert.match(
+        yield* viaJson(`[${entry}, "tenant": "globex"}]`),
+        /^credential table AGENTPLANE_TOKENS_JSON: is not valid JSON: duplicate member name at \$\[0\]\.tenant /,
+      )
+      assert.match(
+        yield* viaJson(`[${entry}}, ${entry}, "actor": "root"}]`),
+        /duplicate member name at \$\[1\]\.actor /,
+      )
+      using file = withFile(`[${entry}, "roles": ["admin"]}]`)
+      const viaFile = yield* lookupVia(
+        Credentials.layerFile(file.path).pipe(Layer.provide(NodeFileSystem.layer)),
+        ALICE,
+      )
+      assert.isTrue(
+        Either.isLeft(viaFile) && /duplicate member name at \$\[0\]\.roles /.test(viaFile.left.message),
+        String(viaFile),
+      )
     }),
   )
 

@@ -32,6 +32,14 @@ const refusal = (file: unknown): string => {
   return decoded.left.message
 }
 
+/** The refusal the JSON text `json` earns; the test fails if it is accepted. */
+const parseRefusal = (json: string): string => {
+  const parsed = Policy.parse(json, "policy.json")
+  if (Either.isRight(parsed)) return assert.fail(`accepted ${json}`)
+  assert.strictEqual(parsed.left.source, "policy.json")
+  return parsed.left.message
+}
+
 const authorize = (p: Policy.Policy, who: Caller, action: Action) =>
   Effect.flatMap(Authorizer, (a) => a.authorize(who, action)).pipe(Effect.provide(Policy.layer(p)), Effect.either)
 
@@ -39,11 +47,6 @@ const denialCount = (action: Action) =>
   Effect.map(Metric.value(Metric.tagged(Policy.denials, "action", action)), (state) => state.count)
 
 describe("Policy.allows", () => {
-  it("an empty policy allows nothing", () => {
-    const p = policy([])
-    assert.isFalse(Policy.allows(p, caller("admin", "reviewer"), "api:task.list"))
-  })
-
   it("an exact rule allows its action for its roles only", () => {
     const p = policy([{ action: "api:admin.halt", roles: ["admin"] }])
     assert.isTrue(Policy.allows(p, caller("viewer", "admin"), "api:admin.halt"))
@@ -103,7 +106,14 @@ describe("Policy.decode refuses", () => {
 
   it("unknown fields, in a rule or at the top", () => {
     assert.match(refusal({ allow: [{ action: "api:task.list", roles: ["r"], deny: true }] }), /rule 0: deny: /)
-    assert.match(refusal({ allow: [], deny: [] }), /deny: is unexpected/)
+    assert.match(refusal({ allow: [{ action: "api:task.list", roles: ["r"] }], deny: [] }), /deny: is unexpected/)
+  })
+
+  it("an empty allow list, under which every request would be refused", () => {
+    assert.strictEqual(
+      refusal({ allow: [] }),
+      'policy policy.json: "allow" is empty: every request would be refused (403); list the rules',
+    )
   })
 
   it("a file without an allow list", () => {
@@ -112,8 +122,54 @@ describe("Policy.decode refuses", () => {
   })
 
   it("text that is not JSON", () => {
-    const parsed = Policy.parse("{allow", "policy.json")
-    assert.isTrue(Either.isLeft(parsed) && parsed.left.message === "policy policy.json: is not valid JSON")
+    assert.match(parseRefusal("{allow"), /^policy policy\.json: is not valid JSON: expected a member name/)
+  })
+
+  it("a key given twice, at the top or in a rule, naming where (JSON.parse kept the last)", () => {
+    const agent = '{"action": "api:event.deliver", "roles": ["agent"]}'
+    const admin = '{"action": "api:admin.*", "roles": ["agent"]}'
+    assert.match(
+      parseRefusal(`{"allow": [${agent}], "allow": [${admin}]}`),
+      /^policy policy\.json: is not valid JSON: duplicate member name at \$\.allow /,
+    )
+    assert.match(
+      parseRefusal('{"allow": [{"action": "api:event.deliver", "roles": ["agent"], "roles": ["admin"]}]}'),
+      /duplicate member name at \$\.allow\[0\]\.roles /,
+    )
+    assert.match(
+      parseRefusal('{"allow": [{"action": "api:event.deliver", "action": "api:admin.*", "roles": ["agent"]}]}'),
+      /duplicate member name at \$\.allow\[0\]\.action /,
+    )
+  })
+})
+
+describe("Policy.checkRoles", () => {
+  it("keeps a policy whose every role some credential holds", () => {
+    const p = policy([
+      { action: "api:task.*", roles: ["reviewer"] },
+      { action: "api:admin.*", roles: ["admin", "reviewer"] },
+    ])
+    assert.deepStrictEqual(Policy.checkRoles(p, ["agent", "reviewer", "admin"]), Either.right(p))
+  })
+
+  it("refuses the first rule naming a role no credential holds, naming the rule, role and the roles held", () => {
+    const p = policy([
+      { action: "api:task.*", roles: ["reviewer"] },
+      { action: "api:admin.*", roles: ["admin", "admn"] },
+      { action: "api:case.*", roles: ["nobody"] },
+    ])
+    const checked = Policy.checkRoles(p, ["reviewer", "admin"])
+    if (Either.isRight(checked)) return assert.fail("accepted a rule for a role nobody holds")
+    assert.strictEqual(checked.left.source, "policy.json")
+    assert.strictEqual(
+      checked.left.message,
+      'policy policy.json: rule 1 ("api:admin.*") names role "admn", which no credential holds (held: reviewer, admin)',
+    )
+  })
+
+  it("matches roles exactly", () => {
+    const p = policy([{ action: "api:task.*", roles: ["Reviewer"] }])
+    assert.isTrue(Either.isLeft(Policy.checkRoles(p, ["reviewer"])))
   })
 })
 
