@@ -1,9 +1,15 @@
 import { Order, Schema } from "effect"
+import { MAX_KEY_VALUE_BYTES, MAX_KEYS, MAX_NAME_BYTES } from "./Limits.js"
+import * as Text from "./Text.js"
 
-/** A business value scoped to the tenant (`document=DOC-1`): how messages find their case. */
+/**
+ * A business value scoped to the tenant (`document=DOC-1`): how messages find their case. Both
+ * parts are well-formed text within `Limits` (the constructor refuses anything else), so every
+ * backend can index them and none merges two keys that differ only in a lone surrogate.
+ */
 export class CorrelationKey extends Schema.Class<CorrelationKey>("CorrelationKey")({
-  namespace: Schema.String,
-  value: Schema.String,
+  namespace: Text.bounded(MAX_NAME_BYTES),
+  value: Text.bounded(MAX_KEY_VALUE_BYTES),
 }) {
   override toString(): string {
     return `${this.namespace}=${this.value}`
@@ -28,6 +34,32 @@ export const order: Order.Order<CorrelationKey> = Order.combine(
 export const equals = (a: CorrelationKey, b: CorrelationKey): boolean =>
   a.namespace === b.namespace && a.value === b.value
 
-/** The keys without repeats, first occurrence kept, order otherwise unchanged. */
-export const dedupe = (keys: ReadonlyArray<CorrelationKey>): ReadonlyArray<CorrelationKey> =>
-  keys.filter((k, i) => keys.findIndex((other) => equals(other, k)) === i)
+/**
+ * The keys without repeats, first occurrence kept, order otherwise unchanged. Linear: a set of
+ * `<namespace length>:<namespace><value>`, which no two different keys share (the length says
+ * where the namespace ends). The pairwise scan it replaces took 1.4 s for 30,000 keys.
+ */
+export const dedupe = (keys: ReadonlyArray<CorrelationKey>): ReadonlyArray<CorrelationKey> => {
+  const seen = new Set<string>()
+  return keys.filter((k) => {
+    const id = `${k.namespace.length}:${k.namespace}${k.value}`
+    if (seen.has(id)) return false
+    seen.add(id)
+    return true
+  })
+}
+
+/**
+ * The keys one event, wait or case call may carry: at most `Limits.MAX_KEYS`, counted before
+ * repeats are removed, so the work a call costs is bounded by what it sends.
+ */
+export const Keys = Schema.Array(CorrelationKey).pipe(
+  Schema.maxItems(MAX_KEYS, {
+    message: (issue) =>
+      `${Array.isArray(issue.actual) ? issue.actual.length : "too many"} correlation keys, over the limit of ${MAX_KEYS}`,
+  }),
+)
+
+/** A message a caller can act on when `keys` are more than `Limits.MAX_KEYS`; `undefined` when within it. */
+export const checkCount = (keys: ReadonlyArray<CorrelationKey>): string | undefined =>
+  keys.length > MAX_KEYS ? `${keys.length} correlation keys, over the limit of ${MAX_KEYS}` : undefined

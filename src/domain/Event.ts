@@ -2,21 +2,27 @@
  * Inbound events, the waits that take them, and the dead letters a sweep leaves behind.
  */
 import { Data, Schema } from "effect"
-import { CorrelationKey } from "./CorrelationKey.js"
+import { Keys } from "./CorrelationKey.js"
 import { EffectKey } from "./EffectKey.js"
 import { CaseId, RunId, StepId } from "./Ids.js"
 import { Json } from "./Json.js"
+import { MAX_NAME_BYTES } from "./Limits.js"
 import { Phase } from "./Phase.js"
+import * as Text from "./Text.js"
 import { Timestamp } from "./Time.js"
 
-/** A message from outside; `id` is unique only within `source`. */
+/**
+ * A message from outside; `id` is unique only within `source`. Every string is well-formed text
+ * within `Limits` and the keys are at most `Limits.MAX_KEYS`: the constructor refuses the rest,
+ * so a library caller, the memory layer and each database all see the same refusal.
+ */
 export class InboundEvent extends Schema.Class<InboundEvent>("InboundEvent")({
   /** Who sent it (`agentplane://worklist`, a webhook's name, …). */
-  source: Schema.String,
+  source: Text.bounded(MAX_NAME_BYTES),
   /** The producer's id, unique only within `source`. */
-  id: Schema.String,
-  kind: Schema.String,
-  correlation: Schema.Array(CorrelationKey),
+  id: Text.bounded(MAX_NAME_BYTES),
+  kind: Text.bounded(MAX_NAME_BYTES),
+  correlation: Keys,
   payload: Json,
 }) {}
 
@@ -54,8 +60,8 @@ export class Subscription extends Schema.Class<Subscription>("Subscription")({
   effect: EffectKey,
   step: StepId,
   phase: Phase,
-  kind: Schema.String,
-  correlation: Schema.Array(CorrelationKey),
+  kind: Text.bounded(MAX_NAME_BYTES),
+  correlation: Keys,
 }) {}
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck } from "effect"
+import { Either, FastCheck, Schema } from "effect"
 import * as Json from "../../src/domain/Json.js"
+import { MAX_JSON_DEPTH } from "../../src/domain/Limits.js"
 
 describe("Json.parse", () => {
   for (const text of ["", "{", "{'a':1}", "[1,]", "undefined", "NaN", "{a:1}", "01", "tru"]) {
@@ -102,11 +103,69 @@ describe("Json round trip", () => {
     )
   })
 
-  it("round-trips deeply nested values", () => {
+  it(`round-trips values nested ${MAX_JSON_DEPTH} levels deep`, () => {
     let value: Json.Json = "leaf"
-    for (let i = 0; i < 200; i++) value = i % 2 === 0 ? [value] : { [`k${i}`]: value }
+    for (let i = 0; i < MAX_JSON_DEPTH; i++) value = i % 2 === 0 ? [value] : { [`k${i}`]: value }
     const text = Json.stringify(value)
     expect(Either.isRight(text)).toBe(true)
     if (Either.isRight(text)) expect(Json.parse(text.right)).toEqual(Either.right(value))
+  })
+})
+
+/** `depth` arrays around `leaf`, built without recursion. */
+const nestedValue = (depth: number, leaf: Json.Json = 1): Json.Json => {
+  let value: Json.Json = leaf
+  for (let i = 0; i < depth; i++) value = [value]
+  return value
+}
+
+const decodeJson = Schema.decodeUnknownEither(Json.Json)
+
+describe("Json (the schema)", () => {
+  it(`accepts ${MAX_JSON_DEPTH} levels and refuses one more, naming the depth`, () => {
+    expect(Either.isRight(decodeJson(nestedValue(MAX_JSON_DEPTH)))).toBe(true)
+    const deeper = Json.stringify(nestedValue(MAX_JSON_DEPTH + 1))
+    expect(Either.isLeft(deeper) && deeper.left).toContain(`nested deeper than ${MAX_JSON_DEPTH} levels`)
+  })
+
+  it("checks 100,000 levels without overflowing the stack", () => {
+    // The recursive check threw RangeError here, which HTTP turned into an empty 500.
+    expect(() => decodeJson(nestedValue(100_000))).not.toThrow()
+    expect(Either.isLeft(decodeJson(nestedValue(100_000)))).toBe(true)
+  })
+
+  it("ends on a value that contains itself", () => {
+    const loop: Array<unknown> = []
+    loop.push(loop)
+    expect(Either.isLeft(decodeJson(loop))).toBe(true)
+  })
+
+  it("refuses a lone surrogate in any string or member name, naming where", () => {
+    for (const s of ["s\ud800", "s\udfff", "\ude00\ud83d"]) {
+      const value = JSON.parse(`{"a":[1,"${s}"]}`) as unknown
+      expect(Json.problemOf(value)).toBe("a string contains a lone surrogate (text with no UTF-8 form) at $.a[1]")
+    }
+    expect(Json.problemOf({ x: { "k\ud800": 1 } })).toBe(
+      "a member name contains a lone surrogate (text with no UTF-8 form) at $.x",
+    )
+    // Escaped in the text, a lone surrogate is the same refusal once parsed.
+    expect(Json.problemOf(JSON.parse('{"x":{"k\\ud800":1}}'))).toContain("a member name contains a lone surrogate")
+    expect(Json.problemOf("ok 😀 \ufffd")).toBeUndefined()
+  })
+
+  it("says which member is not JSON", () => {
+    expect(Json.problemOf({ a: { b: [0, Number.NaN] } })).toBe("NaN is not a JSON number at $.a.b[1]")
+    expect(Json.problemOf({ "a b": new Date(0) })).toBe('an object that is not plain (Date) at $["a b"]')
+    const left = Json.stringify({ a: [undefined] })
+    expect(Either.isLeft(left) && left.left).toContain("at $.a[0]")
+  })
+})
+
+describe("Json.parse (strict)", () => {
+  it("refuses duplicated member names and lone surrogates, as JSON.parse does not", () => {
+    for (const text of ['{"approved":true,"approved":false}', '{"a":"s\\ud800"}', '["\\udfff"]']) {
+      expect(JSON.parse(text)).toBeDefined()
+      expect(Either.isLeft(Json.parse(text)), text).toBe(true)
+    }
   })
 })
