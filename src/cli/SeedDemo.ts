@@ -8,7 +8,7 @@
  * second task, as a second agent run asking the same question would.
  */
 import { Command, Options } from "@effect/cli"
-import { Clock, Config, Console, Effect, Option } from "effect"
+import { Clock, Config, Console, Effect, Option, Schema } from "effect"
 import * as CorrelationKey from "../domain/CorrelationKey.js"
 import * as EffectKey from "../domain/EffectKey.js"
 import { generateRunId, StepId } from "../domain/Ids.js"
@@ -27,6 +27,16 @@ export const AGENT = "invoice-bot"
 export const REVIEWER_ROLE = "reviewer"
 
 export const INVOICE = CorrelationKey.make("invoice", "INV-2026-0042")
+
+/** `--tenant` names no valid tenant; the message names the value and says why. */
+export class TenantInvalid extends Schema.TaggedError<TenantInvalid>()("TenantInvalid", {
+  tenant: Schema.String,
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return `--tenant ${JSON.stringify(this.tenant)} (or AGENTPLANE_TENANT): ${this.detail}`
+  }
+}
 
 const tenant = Options.text("tenant").pipe(
   Options.withDescription("the tenant to seed (env AGENTPLANE_TENANT)"),
@@ -81,7 +91,10 @@ export const seed = Effect.gen(function* () {
 
 export const command = Command.make("seed-demo", { store: Store.option, tenant }, (options) =>
   Effect.gen(function* () {
-    const tenantId = yield* Tenant.parse(options.tenant)
+    const tenantId = yield* Effect.mapError(
+      Tenant.parse(options.tenant),
+      (e) => new TenantInvalid({ tenant: options.tenant, detail: e.message }),
+    )
     const ids = yield* seed.pipe(
       Effect.provideService(Tenant.Tenant, tenantId),
       Effect.provide(Store.layer(options.store)),

@@ -2,7 +2,7 @@
  * `--store`: where the plane keeps its state, and the backend that follows from it (§8.3).
  */
 import { Options } from "@effect/cli"
-import { Config, Either, Layer, Schema } from "effect"
+import { Config, ConfigError, Either, Layer, Option, Schema } from "effect"
 import type { Backend } from "../errors/StoreError.js"
 import * as PgBackend from "../layers/PgBackend.js"
 import * as SqliteBackend from "../layers/SqliteBackend.js"
@@ -14,7 +14,9 @@ export const DEFAULT = "./agentplane.db"
  * One flag for both backends, as the spec writes it: a `postgres://` URL selects PostgreSQL,
  * anything else is a SQLite file. `--database-url` (the issue's name) is an alias of the same
  * flag rather than a second one, so there is never a question of which of two wins.
- * `AGENTPLANE_STORE` is the environment fallback, then `AGENTPLANE_DATABASE_URL`; plain
+ * `AGENTPLANE_STORE` is the environment fallback, or `AGENTPLANE_DATABASE_URL`; both set to
+ * different stores is refused rather than one silently winning (an image's `AGENTPLANE_STORE`
+ * would otherwise keep a deploy on SQLite while its operator believes it on PostgreSQL). Plain
  * `DATABASE_URL` is deliberately not read, since the tests' PostgreSQL is found through it and a
  * developer's shell would otherwise point `npm start` at it.
  */
@@ -22,7 +24,31 @@ export const option: Options.Options<string> = Options.text("store").pipe(
   Options.withAlias("database-url"),
   Options.withDescription(`SQLite file, or a postgres:// URL (env AGENTPLANE_STORE or AGENTPLANE_DATABASE_URL)`),
   Options.withFallbackConfig(
-    Config.string("AGENTPLANE_STORE").pipe(Config.orElse(() => Config.string("AGENTPLANE_DATABASE_URL"))),
+    Config.all([
+      Config.option(Config.string("AGENTPLANE_STORE")),
+      Config.option(Config.string("AGENTPLANE_DATABASE_URL")),
+    ]).pipe(
+      Config.mapOrFail(([store, url]) =>
+        Option.isSome(store) && Option.isSome(url) && store.value !== url.value
+          ? Either.left(
+              ConfigError.InvalidData(
+                ["AGENTPLANE_STORE"],
+                `${show(store.value)} differs from AGENTPLANE_DATABASE_URL ${show(url.value)}; set one of the two`,
+              ),
+            )
+          : Option.match(
+              Option.orElse(store, () => url),
+              {
+                // Missing, not invalid: the flag's default applies.
+                onNone: () =>
+                  Either.left(
+                    ConfigError.MissingData([], "neither AGENTPLANE_STORE nor AGENTPLANE_DATABASE_URL is set"),
+                  ),
+                onSome: Either.right,
+              },
+            ),
+      ),
+    ),
   ),
   Options.withDefault(DEFAULT),
 )

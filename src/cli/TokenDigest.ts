@@ -12,12 +12,25 @@ import * as Credentials from "../http/Credentials.js"
 /** The token on standard input was empty or contained whitespace. */
 export class TokenRefused extends Schema.TaggedError<TokenRefused>()("TokenRefused", { message: Schema.String }) {}
 
-/** The token in `input`: one trailing newline (from `echo`) dropped; empty or inner whitespace refused. */
+/**
+ * The token in `input`: one trailing newline (from `echo`) dropped; empty, inner whitespace or
+ * anything but printable ASCII refused.
+ */
 export const tokenOf = (input: string): Effect.Effect<string, TokenRefused> => {
   const token = input.replace(/\r?\n$/, "")
   if (token.length === 0) return Effect.fail(new TokenRefused({ message: "no token on standard input" }))
   // A bearer token cannot carry whitespace (RFC 6750 token68); one that does is a paste error.
   if (/\s/.test(token)) return Effect.fail(new TokenRefused({ message: "the token contains whitespace" }))
+  // A header carries bytes: curl sends "é" as UTF-8, Node's server reads the bytes as Latin-1,
+  // and the digest of what arrives is not the digest of "é"; the token would admit nobody.
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    return Effect.fail(
+      new TokenRefused({
+        message:
+          "the token contains a character outside printable ASCII, which an Authorization header does not carry reliably",
+      }),
+    )
+  }
   return Effect.succeed(token)
 }
 

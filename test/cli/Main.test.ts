@@ -452,6 +452,42 @@ describe("agentplane migrate, token-digest, seed-demo", { timeout: 180_000 }, ()
     )
   })
 
+  it("refuses AGENTPLANE_STORE and AGENTPLANE_DATABASE_URL naming different stores, unless --store decides", async () => {
+    const store = tempDb()
+    const conflict = { AGENTPLANE_STORE: store, AGENTPLANE_DATABASE_URL: "postgres://app:s3cret@db/plane" }
+    const line = await refusal(["migrate"], conflict)
+    assert.strictEqual(
+      line,
+      `(Invalid data at AGENTPLANE_STORE: "${store} differs from AGENTPLANE_DATABASE_URL postgres://app:***@db/plane; set one of the two")`,
+    )
+    assert.isFalse(existsSync(store))
+    const same = run(["migrate"], { AGENTPLANE_STORE: store, AGENTPLANE_DATABASE_URL: store })
+    assert.strictEqual(await same.exit, 0, same.stderr())
+    const flag = tempDb()
+    const decided = run(["migrate", "--store", flag], conflict)
+    assert.strictEqual(await decided.exit, 0, decided.stderr())
+    assert.isTrue(existsSync(flag))
+  })
+
+  it("seed-demo refuses an invalid --tenant, naming it", async () => {
+    const store = tempDb()
+    const line = await refusal(["seed-demo", "--store", store, "--tenant", "acme/evil"])
+    assert.strictEqual(
+      line,
+      `agentplane: --tenant "acme/evil" (or AGENTPLANE_TENANT): a tenant name must not contain "/" (no '/', ':' or control characters)`,
+    )
+    assert.isFalse(existsSync(store))
+  })
+
+  it("token-digest refuses a token an Authorization header would not carry as typed", async () => {
+    for (const input of ["caf\u00e9-token", "tok\u0001en", "tok\u007fen"]) {
+      const refused = run(["token-digest"], {}, input)
+      assert.strictEqual(await refused.exit, 1, JSON.stringify(input))
+      assert.match(refused.stderr(), /^agentplane: the token contains a character outside printable ASCII/)
+      assert.strictEqual(refused.stdout(), "", "no digest printed")
+    }
+  })
+
   it("seed-demo opens the demo case and task and prints them as shell assignments", async () => {
     const store = tempDb()
     const seed = run(["seed-demo", "--store", store])
