@@ -1,0 +1,54 @@
+/**
+ * The RuntimeError family (§4, §7): what the runtime refuses or detects while driving a run.
+ */
+import { Schema } from "effect"
+
+const Offered = Schema.Struct({ key: Schema.String, kind: Schema.String })
+
+/** A recomputed effect key or kind differs from the journal at `seq`; the run is quarantined. */
+export class NonDeterminism extends Schema.TaggedError<NonDeterminism>()("NonDeterminism", {
+  run: Schema.String,
+  seq: Schema.NonNegativeInt,
+  expected: Offered,
+  offered: Offered,
+}) {
+  override get message(): string {
+    return `run ${this.run} diverged from its journal at seq ${this.seq}: expected ${this.expected.kind} ek:${this.expected.key}, the definition offered ${this.offered.kind} ek:${this.offered.key}`
+  }
+}
+
+/** Strict replay needed a record past the end of the run's history. */
+export class ReplayOverrun extends Schema.TaggedError<ReplayOverrun>()("ReplayOverrun", {
+  run: Schema.String,
+  seq: Schema.NonNegativeInt,
+}) {
+  override get message(): string {
+    return `strict replay of ${this.run} went past the end of its history (seq ${this.seq})`
+  }
+}
+
+/** A definition or a call the contract forbids. */
+export class PlanContract extends Schema.TaggedError<PlanContract>()("PlanContract", { detail: Schema.String }) {
+  override get message(): string {
+    return `plan contract: ${this.detail}`
+  }
+}
+
+/** A budget ceiling of 0 where §7.3 forbids it. */
+export class InvalidBudget extends Schema.TaggedError<InvalidBudget>()("InvalidBudget", { limit: Schema.String }) {
+  override get message(): string {
+    return `a budget ceiling of 0 on ${this.limit} would refuse the run's first operation`
+  }
+}
+
+/** Resume, cancel or raise of a run that is sealed. */
+export class RunClosed extends Schema.TaggedError<RunClosed>()("RunClosed", {
+  run: Schema.String,
+  outcome: Schema.String,
+}) {
+  override get message(): string {
+    return `run ${this.run} is sealed (${this.outcome}) and closed to resume`
+  }
+}
+
+export type RuntimeError = NonDeterminism | ReplayOverrun | PlanContract | InvalidBudget | RunClosed

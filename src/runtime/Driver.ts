@@ -1,0 +1,404 @@
+/**
+ * Drives one execution of a run through its frozen plan (§7.2–§7.3): step boundaries with their
+ * cancellation and budget checks, parallel groups, the unwind in reverse completion order, and
+ * the conclusion. Live, Resume and Strict share this code; only the writer and the cursor differ.
+ */
+import { Cause, Context, Effect, Exit, Fiber, Option, Schema } from "effect"
+import type { Calendar } from "../domain/Calendar.js"
+import { Deadline } from "../domain/Deadline.js"
+import type { StepId } from "../domain/Ids.js"
+import { StepId as StepIdSchema } from "../domain/Ids.js"
+import * as Journal from "../domain/Journal.js"
+import type { Phase } from "../domain/Phase.js"
+import * as Run from "../domain/Run.js"
+import type { Tenant } from "../domain/Tenant.js"
+import { CaseStore } from "../services/CaseStore.js"
+import { JournalStore } from "../services/JournalStore.js"
+import * as Builtins from "./Builtins.js"
+import type * as EffectKind from "./EffectKind.js"
+import * as Execution from "./Execution.js"
+import * as Observability from "./Observability.js"
+import * as Protocol from "./Protocol.js"
+import { isGroup } from "./RunDefinition.js"
+import type * as Step from "./Step.js"
+import * as StepCtx from "./StepCtx.js"
+
+type Exec = Execution.Execution
+export type Needs = CaseStore | JournalStore | Tenant | Calendar
+
+/** What an execution came to, before the caller turns stops into errors. */
+export interface Verdict {
+  readonly status: Run.RunStatus
+  readonly stop: Option.Option<Execution.Stop>
+}
+
+/** Runs the plan from its first step (replaying what the journal holds) and concludes. */
+export const execute = (exec: Exec): Effect.Effect<Verdict, never, Needs> =>
+  Effect.gen(function* () {
+    const ended = yield* runPlan(exec)
+    return yield* conclude(exec, ended)
+  }).pipe(Effect.withSpan("agentplane.run", { attributes: { mode: exec.mode } }))
+
+// internal
+
+type Ended =
+  | { readonly _tag: "Done"; readonly output: unknown }
+  | { readonly _tag: "Failed"; readonly message: string }
+  | { readonly _tag: "Cancelled"; readonly actor: string; readonly reason: string }
+  | { readonly _tag: "Stopped"; readonly stop: Execution.Stop }
+
+const stepId = (n: number): StepId => StepIdSchema.make(n)
+
+const at = (exec: Exec, step: number, phase: Phase): Execution.At => ({ step: stepId(step), phase, case: exec.case })
+
+const append = (_exec: Exec, where: Execution.At, kind: Journal.Kind): Journal.Append =>
+  new Journal.Append({ case: where.case, step: where.step, phase: where.phase, effectKey: Option.none(), kind })
+
+const prior = (exec: Exec): Step.Prior => ({
+  of: (step) => {
+    const index = exec.entry.definition.steps.indexOf(step)
+    if (!exec.outputs.has(index)) throw new Error(`step ${step.name} has not finished before the step that reads it`)
+    // biome-ignore lint/suspicious/noExplicitAny: the output of the step the caller named
+    return exec.outputs.get(index) as any
+  },
+})
+
+const runPlan = (exec: Exec): Effect.Effect<Ended, never, Needs> =>
+  Effect.gen(function* () {
+    const def = exec.entry.definition
+    let base = 0
+    for (const entry of def.plan) {
+      const group = isGroup(entry) ? entry : [entry]
+      const first = base
+      base += group.length
+      const results = yield* Effect.all(
+        group.map((step, i) => runStep(exec, first + i, step)),
+        { concurrency: "unbounded" },
+      )
+      // Among parallel siblings the worst wins (§7.2).
+      const worst = results.reduce<Ended | undefined>(
+        (w, r) => (r === undefined ? w : w === undefined ? r : rank(r) > rank(w) ? r : w),
+        undefined,
+      )
+      if (worst !== undefined) return worst
+    }
+    const output = yield* Effect.try(() => def.finish(exec.input, prior(exec))).pipe(Effect.either)
+    if (output._tag === "Left") return { _tag: "Failed", message: `finish: ${String(output.left.error)}` } as const
+    return { _tag: "Done", output: output.right } as const
+  })
+
+const rank = (e: Ended): number =>
+  e._tag === "Stopped" ? (e.stop._tag === "Quarantine" ? 4 : 5) : e._tag === "Failed" || e._tag === "Cancelled" ? 3 : 0
+
+/** One forward step; undefined when it finished. */
+const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended | undefined, never, Needs> =>
+  Effect.gen(function* () {
+    const where = at(exec, index, "forward")
+    const replaying = exec.history.started.has(index)
+    // Cancellation is honoured at a step boundary (§7.3). While replaying, the journal says
+    // whether it was; only past the end of history is the store asked.
+    const journaledCancel = exec.history.cancelledAt.get(index)
+    if (journaledCancel !== undefined) {
+      exec.writer.stage(append(exec, where, journaledCancel))
+      return { _tag: "Cancelled", actor: journaledCancel.actor, reason: journaledCancel.reason } as const
+    }
+    if (!replaying) {
+      if (exec.mode === "strict") return stopped(Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
+      const request = yield* Effect.flatMap(JournalStore, (j) => j.cancellation(exec.run)).pipe(Effect.either)
+      if (request._tag === "Left") return stopped(Execution.Stop.Store({ error: request.left }))
+      if (Option.isSome(request.right)) {
+        const { actor, reason } = request.right.value
+        exec.writer.stage(append(exec, where, { kind: "RunCancelled", actor, reason }))
+        return { _tag: "Cancelled", actor, reason } as const
+      }
+      const refused = yield* inFiber(exec, Protocol.checkBudget(exec, where))
+      if (refused !== undefined) return refused
+    }
+    exec.usage.steps += 1
+    exec.writer.stage(append(exec, where, { kind: "StepStarted", skill: step.name }))
+    const exit = yield* fiberExit(exec, step.body(exec.input, prior(exec)), where)
+    if (Option.isSome(exec.stop)) return stopped(exec.stop.value)
+    if (Exit.isSuccess(exit)) {
+      exec.writer.stage(append(exec, where, { kind: "StepFinished", outcome: "succeeded" }))
+      exec.outputs.set(index, exit.value)
+      exec.completed.push(index)
+      return undefined
+    }
+    exec.writer.stage(append(exec, where, { kind: "StepFinished", outcome: "failed" }))
+    return { _tag: "Failed", message: `step ${step.name}: ${failureMessage(exit.cause)}` } as const
+  })
+
+const stopped = (stop: Execution.Stop): Ended => ({ _tag: "Stopped", stop })
+
+/** Runs a runtime check that may halt; the halt is read back as a stop rather than interrupting the driver. */
+const inFiber = (exec: Exec, effect: Effect.Effect<void>): Effect.Effect<Ended | undefined> =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(effect)
+    yield* Fiber.await(fiber)
+    return Option.isSome(exec.stop) ? stopped(exec.stop.value) : undefined
+  })
+
+/**
+ * Runs a body or compensation in its own fiber with the step context and the registered
+ * services, so a stop interrupts that fiber and the driver reads the verdict from the execution.
+ */
+const fiberExit = <A, E, R>(
+  exec: Exec,
+  body: Effect.Effect<A, E, R>,
+  where: Execution.At,
+): Effect.Effect<Exit.Exit<A, E>, never, Needs> =>
+  Effect.gen(function* () {
+    const services = yield* Effect.context<Needs>()
+    const cx = makeContext(exec, where, services)
+    const provided = body.pipe(
+      Effect.provideService(StepCtx.StepCtx, cx),
+      Effect.provide(Context.merge(exec.entry.context, services)),
+      Effect.withSpan("agentplane.step", { attributes: { step: where.step, phase: where.phase } }),
+    ) as Effect.Effect<A, E>
+    const fiber = yield* Effect.fork(provided)
+    return yield* Fiber.await(fiber)
+  })
+
+const failureMessage = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const e = failure.value
+    return e instanceof Error
+      ? e.message
+      : typeof e === "object" && e !== null && "_tag" in e
+        ? String(e._tag)
+        : String(e)
+  }
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect)) return defect.value instanceof Error ? defect.value.message : String(defect.value)
+  return Cause.pretty(cause)
+}
+
+/** The step context of one step (or compensation): ordinals count from 0 in the order of the body's calls. */
+const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<Needs>): StepCtx.Service => {
+  let ordinal = 0
+  const next = () => ordinal++
+  const perform = <A, I, E, R>(kind: EffectKind.EffectKind<A, I, E, R>, args: I) =>
+    Effect.suspend(() => Protocol.perform(exec, where, next(), kind, args))
+  const builtin = <A, I, E>(kind: EffectKind.EffectKind<A, I, E, Needs>, args: I): Effect.Effect<A, E> =>
+    Effect.provide(perform(kind, args), services)
+  const needCase = (what: string) =>
+    Option.match(exec.case, {
+      onNone: () =>
+        Execution.halt(exec, Execution.Stop.Contract({ detail: `${what} needs a case, and this run has none` })),
+      onSome: Effect.succeed,
+    })
+  const record = (kind: Journal.Kind) => Effect.sync(() => exec.writer.stage(append(exec, where, kind)))
+  const transition = (name: string, to: "met" | "cancelled") =>
+    Effect.gen(function* () {
+      const id = yield* needCase("a deadline transition")
+      const { from } = yield* builtin(Builtins.transitionDeadline, { case: id, name, to })
+      yield* record({ kind: "DeadlineTransition", name, from, to })
+      return { from }
+    })
+  const now = builtin(Builtins.clockNow, {})
+  return {
+    run: exec.run,
+    step: where.step,
+    phase: where.phase,
+    case: exec.case,
+    perform,
+    all: ((calls: ReadonlyArray<EffectKind.Call<unknown, unknown, unknown>>) =>
+      Effect.suspend(() => {
+        const ordinals = calls.map(() => next())
+        return Protocol.performAll(exec, where, ordinals, calls)
+      })) as StepCtx.Service["all"],
+    now,
+    random: builtin(Builtins.randomNext, {}),
+    caseState: Effect.flatMap(needCase("cx.caseState"), (id) => builtin(Builtins.readState, { case: id })),
+    putCaseState: (expected, state) =>
+      Effect.flatMap(needCase("cx.putCaseState"), (id) =>
+        Effect.map(builtin(Builtins.writeState, { case: id, expected, state }), (r) => r.version),
+      ),
+    setCaseStatus: (status) =>
+      Effect.flatMap(needCase("cx.setCaseStatus"), (id) =>
+        Effect.asVoid(builtin(Builtins.setStatus, { case: id, status })),
+      ),
+    deadline: (name, spec, warnBeforeSecs) =>
+      Effect.gen(function* () {
+        const id = yield* needCase("a deadline")
+        const from = yield* now
+        const resolved = yield* builtin(Builtins.resolveDeadline, { case: id, from, spec })
+        const deadline = new Deadline({
+          case: id,
+          name,
+          resolvedAt: resolved.at,
+          calendarDigest: resolved.calendar_digest,
+          warnAt: Option.fromNullable(warnBeforeSecs).pipe(
+            Option.map((w) => Math.max(0, resolved.at - w) as typeof resolved.at),
+          ),
+          state: "pending",
+        })
+        // Resume registers again on purpose: registration keeps the first, so this heals a crash
+        // between the resolve and the write. Strict never writes.
+        if (exec.mode !== "strict") {
+          yield* Effect.flatMap(CaseStore, (cases) => cases.registerDeadline(deadline)).pipe(
+            Effect.provide(services),
+            Effect.catchAll((error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never }))),
+          )
+        }
+        yield* record({
+          kind: "DeadlineRegistered",
+          name,
+          resolved_at: resolved.at,
+          calendar_digest: resolved.calendar_digest,
+        })
+        return deadline
+      }),
+    meetDeadline: (name) => transition(name, "met"),
+    cancelDeadline: (name) => transition(name, "cancelled"),
+    note: (text) => record({ kind: "Note", text }),
+  }
+}
+
+/**
+ * Undoes finished steps last-finished-first (§7.3). Completion order is the journal's where it
+ * holds the step's `StepFinished`, so a resumed run unwinds in the order the steps really
+ * finished, not the order its replay happened to re-finish parallel siblings.
+ */
+const unwind = (exec: Exec): Effect.Effect<{ readonly compensated: number } | Ended, never, Needs> =>
+  Effect.gen(function* () {
+    const def = exec.entry.definition
+    const live = new Map(exec.completed.map((step, i) => [step, i]))
+    const order = [...exec.completed].sort((a, b) => {
+      const sa = exec.history.finishedAt.get(a) ?? Number.MAX_SAFE_INTEGER
+      const sb = exec.history.finishedAt.get(b) ?? Number.MAX_SAFE_INTEGER
+      return sa !== sb ? sa - sb : (live.get(a) ?? 0) - (live.get(b) ?? 0)
+    })
+    let compensated = 0
+    for (const index of order.reverse()) {
+      const step = def.steps[index] as Step.Any
+      const role = step.role
+      if (role._tag === "Pivot") break
+      if (role._tag === "Unnecessary") continue
+      if (role._tag === "Undeclared") {
+        if (exec.history.mutated.has(index) || exec.mutated.has(index)) {
+          return stopped(
+            Execution.Stop.Quarantine({
+              message: `step ${step.name} is Undeclared and its journal shows a mutating effect: the unwind stops there`,
+              divergence: Option.none(),
+            }),
+          )
+        }
+        continue
+      }
+      const where = at(exec, index, "compensating")
+      const exit = yield* fiberExit(exec, role.compensate(exec.outputs.get(index)), where)
+      if (Option.isSome(exec.stop)) return stopped(exec.stop.value)
+      const outcome = Exit.isSuccess(exit) ? "compensated" : "failed"
+      Observability.compensated(outcome)
+      exec.writer.stage(
+        append(exec, where, {
+          kind: "StepCompensated",
+          compensation: { step: index, name: step.name },
+          outcome,
+        }),
+      )
+      if (Exit.isFailure(exit)) {
+        return stopped(
+          Execution.Stop.Quarantine({
+            message: `compensation of ${step.name} failed, the run is half-unwound: ${failureMessage(exit.cause)}`,
+            divergence: Option.none(),
+          }),
+        )
+      }
+      compensated += 1
+    }
+    return { compensated }
+  })
+
+const SEALED: ReadonlySet<Journal.RunOutcome> = new Set(["succeeded", "quarantined", "cancelled", "compensated"])
+
+/** Writes the conclusion (§7.11) and seals what the spec seals; Strict writes nothing. */
+const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs> =>
+  Effect.gen(function* () {
+    let result = ended
+    let unwound: { readonly compensated: number } | undefined
+    if (ended._tag === "Failed" || ended._tag === "Cancelled") {
+      const u = yield* unwind(exec)
+      if ("compensated" in u) unwound = u
+      else result = u
+    }
+    if (result._tag === "Done" && exec.history.unvisited.size > 0) {
+      const [first] = exec.history.unvisited
+      result = stopped(
+        Execution.Stop.Quarantine({
+          message: `the definition finished without reaching journaled effect ek:${first}: it no longer reproduces its journal`,
+          divergence: Option.none(),
+        }),
+      )
+    }
+    const last = at(exec, Math.max(0, exec.entry.definition.steps.length - 1), "forward")
+    const finish = (outcome: Journal.RunOutcome, reason: Option.Option<string>, status: Run.RunStatus) =>
+      Effect.gen(function* () {
+        exec.writer.conclude(last, outcome, reason)
+        yield* exec.writer.flush()
+        if (SEALED.has(outcome) && exec.mode !== "strict") {
+          const epoch = Option.getOrThrow(exec.writer.epoch)
+          yield* Effect.flatMap(JournalStore, (j) => j.seal(exec.run, epoch, outcome))
+        }
+        Observability.concluded(outcome)
+        return { status, stop: Option.none<Execution.Stop>() }
+      }).pipe(
+        Effect.catchAll((error) => Effect.succeed({ status, stop: Option.some(Execution.Stop.Store({ error })) })),
+      )
+    switch (result._tag) {
+      case "Done": {
+        const encoded = yield* Effect.either(Effect.suspend(() => Effect.asVoid(encodeOutput(exec, result.output))))
+        if (encoded._tag === "Left") {
+          const message = `the run's output does not match its schema: ${encoded.left}`
+          return yield* finish("failed", Option.some(message), Run.RunStatus.Failed({ message }))
+        }
+        return yield* finish("succeeded", Option.none(), Run.RunStatus.Succeeded({ output: result.output }))
+      }
+      case "Failed": {
+        const compensated = (unwound?.compensated ?? 0) > 0
+        return yield* finish(
+          compensated ? "compensated" : "failed",
+          Option.some(result.message),
+          Run.RunStatus.Failed({ message: result.message }),
+        )
+      }
+      case "Cancelled":
+        return yield* finish(
+          "cancelled",
+          Option.some(`cancelled by ${result.actor}: ${result.reason}`),
+          Run.RunStatus.Cancelled({ actor: result.actor, reason: result.reason }),
+        )
+      case "Stopped": {
+        const stop = result.stop
+        switch (stop._tag) {
+          case "Quarantine":
+            Observability.quarantined()
+            return yield* finish(
+              "quarantined",
+              Option.some(stop.message),
+              Run.RunStatus.Quarantined({ message: stop.message }),
+            )
+          case "Exhaust":
+            Observability.refused(stop.limit)
+            exec.writer.stage(append(exec, last, { kind: "BudgetRefused", limit: stop.limit, used: stop.used }))
+            return yield* finish(
+              "exhausted",
+              Option.some(`budget: ${stop.limit}`),
+              Run.RunStatus.Exhausted({ limit: stop.limit }),
+            )
+          case "Contract": {
+            const message = `plan contract: ${stop.detail}`
+            return yield* finish("failed", Option.some(message), Run.RunStatus.Failed({ message }))
+          }
+          default:
+            // Overrun, a store failure or a crash: nothing more is written; the caller reports it.
+            return { status: Run.RunStatus.Failed({ message: stop._tag }), stop: Option.some(stop) }
+        }
+      }
+    }
+  })
+
+const encodeOutput = (exec: Exec, output: unknown) =>
+  Effect.mapError(Schema.encode(exec.entry.definition.output)(output), (e) => e.message)

@@ -1,0 +1,106 @@
+/**
+ * One execution of a run: the state a Live, Resume or Strict pass shares between the protocol,
+ * the steps and the unwind, and the stop signals that end it early.
+ *
+ * A stop (quarantine, exhaustion, overrun, a store failure, a test crash) is recorded here and
+ * the fiber that met it is interrupted, rather than failing with an error a step body could
+ * catch and swallow: a step may handle its effects' rejections, never the runtime's verdicts.
+ */
+import { Data, Effect, Option } from "effect"
+import type { CaseId, RunId, StepId } from "../domain/Ids.js"
+import type { Json } from "../domain/Json.js"
+import type { Phase } from "../domain/Phase.js"
+import * as Quota from "../domain/Quota.js"
+import type * as Run from "../domain/Run.js"
+import type { NonDeterminism } from "../errors/RuntimeError.js"
+import type { Backend, Corrupt } from "../errors/StoreError.js"
+import type * as EffectKind from "./EffectKind.js"
+import type * as History from "./History.js"
+import type { Registered } from "./RunDefinition.js"
+import type * as Writer from "./Writer.js"
+
+/** Where a test may crash a run (§7.1): after the announce is durable, after the act, after the outcome is durable. */
+export type CrashPoint = "after_announce" | "after_act" | "after_record"
+
+export type Stop = Data.TaggedEnum<{
+  Quarantine: { readonly message: string; readonly divergence: Option.Option<NonDeterminism> }
+  Exhaust: { readonly limit: Run.LimitLabel; readonly used: number }
+  Overrun: { readonly seq: number }
+  Contract: { readonly detail: string }
+  Store: { readonly error: Writer.WriteError | Backend | Corrupt }
+  Crash: { readonly point: CrashPoint }
+}>
+export const Stop = Data.taggedEnum<Stop>()
+
+export interface Usage {
+  steps: number
+  effects: number
+  tokens: number
+  minorUnits: number
+}
+
+export interface Execution {
+  readonly run: RunId
+  readonly mode: Writer.Mode
+  readonly history: History.History
+  readonly writer: Writer.Writer
+  readonly entry: Registered
+  readonly input: unknown
+  readonly case: Option.Option<CaseId>
+  /** The instant the run was admitted: the base of the `wallclock` meter. */
+  readonly admittedAt: number
+  budget: Run.Budget
+  readonly usage: Usage
+  /** Spend of acts performed by this execution (not replayed ones): what exit accrues to the quota. */
+  liveSpend: Quota.Spend
+  stop: Option.Option<Stop>
+  /** Step outputs by step id. */
+  readonly outputs: Map<number, unknown>
+  /** Finished forward steps in the order this execution saw them finish. */
+  readonly completed: Array<number>
+  /** Forward steps that announced a mutating effect in this execution. */
+  readonly mutated: Set<number>
+  readonly crash: (point: CrashPoint, kind: string, attempt: number) => boolean
+  /** A test's stand-in for the act of a kind, if any. */
+  readonly fake: (
+    kind: string,
+  ) => ((args: unknown, attempt: EffectKind.Attempt) => Effect.Effect<unknown, unknown>) | undefined
+}
+
+export const make = (fields: {
+  readonly run: RunId
+  readonly mode: Writer.Mode
+  readonly history: History.History
+  readonly writer: Writer.Writer
+  readonly entry: Registered
+  readonly input: unknown
+  readonly case: Option.Option<CaseId>
+  readonly admittedAt: number
+  readonly budget: Run.Budget
+  readonly crash: (point: CrashPoint, kind: string, attempt: number) => boolean
+  readonly fake: Execution["fake"]
+}): Execution => ({
+  ...fields,
+  usage: { steps: 0, effects: 0, tokens: 0, minorUnits: 0 },
+  liveSpend: Quota.ZERO,
+  stop: Option.none(),
+  outputs: new Map(),
+  completed: [],
+  mutated: new Set(),
+})
+
+/** Records the first stop and interrupts the calling fiber; later stops keep the first. */
+export const halt = (exec: Execution, stop: Stop): Effect.Effect<never> =>
+  Effect.suspend(() => {
+    if (Option.isNone(exec.stop)) exec.stop = Option.some(stop)
+    return Effect.interrupt
+  })
+
+/** Where a record is stamped. */
+export interface At {
+  readonly step: StepId
+  readonly phase: Phase
+  readonly case: Option.Option<CaseId>
+}
+
+export const spendJson = (spend: Quota.Spend): Json => ({ tokens: spend.tokens, minor_units: spend.minorUnits })

@@ -1,0 +1,38 @@
+/**
+ * The runtime's counters (§10) through Effect `Metric`. Every dimension is a fixed enum string or
+ * a declared effect kind, never a rendered message. Counters are bumped with `unsafeUpdate`, which
+ * records into the default registry synchronously, so the protocol stays free of bookkeeping
+ * effects; spans come from `Effect.withSpan` and export through `@effect/opentelemetry`.
+ */
+import { Metric, MetricLabel } from "effect"
+
+export const runs = Metric.counter("agentplane.runs", { description: "runs concluded, by outcome", incremental: true })
+export const effects = Metric.counter("agentplane.effects", { description: "acts performed", incremental: true })
+export const effectsReplayed = Metric.counter("agentplane.effects.replayed", {
+  description: "effects answered from the journal",
+  incremental: true,
+})
+export const divergences = Metric.counter("agentplane.replay.divergences", { incremental: true })
+export const quarantines = Metric.counter("agentplane.quarantines", { incremental: true })
+export const undecidables = Metric.counter("agentplane.effects.undecidable", { incremental: true })
+export const unreproducible = Metric.counter("agentplane.runs.unreproducible", { incremental: true })
+export const reconciles = Metric.counter("agentplane.effects.reconciled", { incremental: true })
+export const budgetRefusals = Metric.counter("agentplane.budget.refusals", { incremental: true })
+export const compensations = Metric.counter("agentplane.saga.compensations", { incremental: true })
+
+const bump = (counter: Metric.Metric.Counter<number>, labels: ReadonlyArray<readonly [string, string]> = []) =>
+  counter.unsafeUpdate(
+    1,
+    labels.map(([k, v]) => MetricLabel.make(k, v)),
+  )
+
+export const concluded = (outcome: string) => bump(runs, [["outcome", outcome]])
+export const performedEffect = (kind: string) => bump(effects, [["kind", kind]])
+export const replayedEffect = (kind: string) => bump(effectsReplayed, [["kind", kind]])
+export const divergence = () => bump(divergences)
+export const quarantined = () => bump(quarantines)
+export const undecidable = () => bump(undecidables)
+export const notReproduced = () => bump(unreproducible)
+export const reconciled = (verdict: string) => bump(reconciles, [["verdict", verdict]])
+export const refused = (limit: string) => bump(budgetRefusals, [["limit", limit]])
+export const compensated = (outcome: string) => bump(compensations, [["outcome", outcome]])

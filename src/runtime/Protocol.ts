@@ -1,0 +1,495 @@
+/**
+ * The effect protocol (§7.1): announce, act, record, and what recovery does with an effect the
+ * journal leaves in doubt. The rules that make "at most once" true live here and nowhere else:
+ *
+ * - the key is derived from (step, phase, ordinal, attempt, kind, canonical arguments), and a
+ *   journaled attempt whose key or kind differs is non-determinism: the run is quarantined;
+ * - a mutating announcement is durable before its act starts;
+ * - an attempt announced but never recorded (or recorded `in_doubt`) is recovered by its
+ *   declared `Recovery`: Retry and Idempotent act again under the same announcement (Idempotent
+ *   with the same provider key), Reconcile asks the probe, RequiresOperator quarantines and never
+ *   acts again.
+ */
+import { Cause, Effect, Exit, Option, Schema } from "effect"
+import * as EffectKey from "../domain/EffectKey.js"
+import * as Journal from "../domain/Journal.js"
+import { type Json, Json as JsonSchema } from "../domain/Json.js"
+import * as Quota from "../domain/Quota.js"
+import * as Run from "../domain/Run.js"
+import { NonDeterminism } from "../errors/RuntimeError.js"
+import type { Call, EffectKind, Encoded } from "./EffectKind.js"
+import * as EffectKindM from "./EffectKind.js"
+import * as Execution from "./Execution.js"
+import * as History from "./History.js"
+import * as Observability from "./Observability.js"
+import type * as Writer from "./Writer.js"
+
+type Exec = Execution.Execution
+
+/** Performs one effect at `ordinal` of the step; `announced`: the first attempt's announce was already committed with its group. */
+export const perform = <A, I, E, R>(
+  exec: Exec,
+  at: Execution.At,
+  ordinal: number,
+  kind: EffectKind<A, I, E, R>,
+  args: I,
+  announced = false,
+): Effect.Effect<A, E, R> =>
+  Effect.gen(function* () {
+    const argsJson = yield* encode(exec, kind.args, args, `arguments of ${kind.kind}`)
+    const slot = History.slotOf(at.phase, at.step, ordinal)
+    const keyOf = (attempt: number) =>
+      EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt, kind: kind.kind, args: argsJson })
+    const idempotencyKey = Run.Recovery.$match(kind.recovery, {
+      Idempotent: ({ key }) => Option.match(key, { onNone: () => keyOf(1), onSome: (f) => f(argsJson) }),
+      Retry: () => keyOf(1),
+      Reconcile: () => keyOf(1),
+      RequiresOperator: () => keyOf(1),
+    })
+    let backoffMs = 0
+    for (let attempt = 1; ; attempt++) {
+      const key = keyOf(attempt)
+      const step: Step<A> = yield* Option.match(History.attemptAt(exec.history, slot, attempt), {
+        onSome: (journaled) => replayed(exec, at, kind, args, key, attempt, idempotencyKey, journaled),
+        onNone: () =>
+          live(
+            exec,
+            at,
+            ordinal,
+            kind,
+            args,
+            argsJson,
+            key,
+            attempt,
+            idempotencyKey,
+            backoffMs,
+            announced && attempt === 1,
+          ),
+      })
+      if (step._tag === "Answer") return step.value
+      if (step._tag === "Rejected") return yield* Effect.fail(step.error as E)
+      if (attempt >= kind.retry.maxAttempts) {
+        return yield* Effect.die(new Error(`${kind.kind} failed after ${attempt} attempt(s): ${step.message}`))
+      }
+      backoffMs = Run.backoffAfter(kind.retry, attempt, step.adviceMs)
+      // Replay does not wait: the journal already says the next attempt happened.
+      if (exec.mode === "live" || !History.attemptAt(exec.history, slot, attempt + 1).pipe(Option.isSome)) {
+        if (backoffMs > 0) yield* Effect.sleep(backoffMs)
+      }
+    }
+  })
+
+/** Performs `calls` concurrently at consecutive ordinals; the live mutating first attempts are announced in one batch. */
+export const performAll = (
+  exec: Exec,
+  at: Execution.At,
+  ordinals: ReadonlyArray<number>,
+  calls: ReadonlyArray<Call<unknown, unknown, unknown>>,
+): Effect.Effect<Array<unknown>, unknown, unknown> =>
+  Effect.gen(function* () {
+    const members = calls.map((c, i) => ({ call: c, ordinal: ordinals[i] as number }))
+    const batched = new Set<number>()
+    const fresh = members.filter(
+      (m) =>
+        m.call.kind.mutates &&
+        exec.mode !== "strict" &&
+        Option.isNone(History.attemptAt(exec.history, History.slotOf(at.phase, at.step, m.ordinal), 1)),
+    )
+    if (fresh.length > 1) {
+      yield* checkBudget(exec, at)
+      const announcements: Array<Journal.Append> = []
+      for (const m of fresh) {
+        const argsJson = yield* encode(exec, m.call.kind.args, m.call.args, `arguments of ${m.call.kind.kind}`)
+        const key = EffectKey.derive({
+          step: at.step,
+          phase: at.phase,
+          ordinal: m.ordinal,
+          attempt: 1,
+          kind: m.call.kind.kind,
+          args: argsJson,
+        })
+        announcements.push(started(at, m.call.kind, m.ordinal, argsJson, key, 1, 0))
+        count(exec, at, m.call.kind)
+        batched.add(m.ordinal)
+      }
+      yield* write(exec, exec.writer.flush(announcements))
+      for (const m of fresh) yield* crashPoint(exec, "after_announce", m.call.kind.kind, 1)
+    }
+    return yield* Effect.all(
+      members.map((m) => perform(exec, at, m.ordinal, m.call.kind, m.call.args, batched.has(m.ordinal))),
+      { concurrency: "unbounded" },
+    )
+  })
+
+// internal
+
+/** What one attempt came to: an answer, a declared rejection, or a failure that may be retried. */
+type Step<A> =
+  | { readonly _tag: "Answer"; readonly value: A }
+  | { readonly _tag: "Rejected"; readonly error: unknown }
+  | { readonly _tag: "Again"; readonly message: string; readonly adviceMs: Option.Option<number> }
+
+const answer = <A>(value: A): Step<A> => ({ _tag: "Answer", value })
+const again = (message: string, adviceMs: Option.Option<number> = Option.none()): Step<never> => ({
+  _tag: "Again",
+  message,
+  adviceMs,
+})
+
+const replayed = <A, I, E, R>(
+  exec: Exec,
+  at: Execution.At,
+  kind: EffectKind<A, I, E, R>,
+  args: I,
+  key: EffectKey.EffectKey,
+  attempt: number,
+  idempotencyKey: string,
+  journaled: History.Attempt,
+): Effect.Effect<Step<A>, never, R> =>
+  Effect.gen(function* () {
+    if (journaled.key !== key || journaled.kind !== kind.kind) {
+      const divergence = new NonDeterminism({
+        run: exec.run,
+        seq: journaled.seq,
+        expected: { key: journaled.key, kind: journaled.kind },
+        offered: { key, kind: kind.kind },
+      })
+      Observability.divergence()
+      return yield* Execution.halt(
+        exec,
+        Execution.Stop.Quarantine({ message: divergence.message, divergence: Option.some(divergence) }),
+      )
+    }
+    exec.history.unvisited.delete(journaled.key)
+    count(exec, at, kind)
+    Observability.replayedEffect(kind.kind)
+    if (Option.isNone(journaled.outcome)) {
+      return yield* inDoubt(exec, at, kind, args, key, attempt, idempotencyKey, journaled.seq)
+    }
+    const outcome = journaled.outcome.value.kind
+    switch (outcome.kind) {
+      case "EffectDone": {
+        const value = yield* decode(exec, kind.success, outcome.output, `journaled answer of ${kind.kind}`)
+        meter(exec, at, spendOf(outcome.spend), false)
+        return answer(value)
+      }
+      case "EffectFailed": {
+        if (outcome.permanent) {
+          return {
+            _tag: "Rejected",
+            error: yield* decode(exec, kind.error, outcome.error, `rejection of ${kind.kind}`),
+          }
+        }
+        if (outcome.disposition === "in_doubt") {
+          return yield* inDoubt(exec, at, kind, args, key, attempt, idempotencyKey, journaled.seq, true)
+        }
+        return again(messageOf(outcome.error))
+      }
+      case "EffectReconciled": {
+        if (outcome.disposition === "landed") {
+          return answer(yield* decode(exec, kind.success, outcome.output, `reconciled answer of ${kind.kind}`))
+        }
+        if (outcome.disposition === "did_not_happen") return again("the probe found the act did not happen")
+        return yield* quarantine(exec, `${kind.kind} ek:${key} stayed in doubt after its probe: ${outcome.detail}`)
+      }
+      default:
+        return yield* Execution.halt(exec, Execution.Stop.Contract({ detail: `unexpected outcome ${outcome.kind}` }))
+    }
+  })
+
+/**
+ * The journal has the announcement and no answer (or an `in_doubt` failure): recover by the
+ * kind's declared Recovery. `recorded`: an outcome already exists, so acting again must start a
+ * new attempt instead of answering this one.
+ */
+const inDoubt = <A, I, E, R>(
+  exec: Exec,
+  at: Execution.At,
+  kind: EffectKind<A, I, E, R>,
+  args: I,
+  key: EffectKey.EffectKey,
+  attempt: number,
+  idempotencyKey: string,
+  seq: number,
+  recorded = false,
+): Effect.Effect<Step<A>, never, R> =>
+  Effect.gen(function* () {
+    if (exec.mode === "strict") {
+      return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
+    }
+    switch (kind.recovery._tag) {
+      case "RequiresOperator":
+        Observability.undecidable()
+        return yield* quarantine(
+          exec,
+          `${kind.kind} ek:${key} (seq ${seq}) is in doubt and its recovery is RequiresOperator: an operator must establish whether it happened; it will not be performed again`,
+        )
+      case "Reconcile":
+        return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
+      default:
+        if (recorded) return again(`in doubt at seq ${seq}`)
+        return yield* actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
+    }
+  })
+
+const reconcile = <A, I, E, R>(
+  exec: Exec,
+  at: Execution.At,
+  kind: EffectKind<A, I, E, R>,
+  args: I,
+  key: EffectKey.EffectKey,
+  attempt: number,
+  idempotencyKey: string,
+): Effect.Effect<Step<A>, never, R> =>
+  Effect.gen(function* () {
+    const probe = Option.getOrThrowWith(kind.probe, () => new Error(`${kind.kind}: Reconcile without a probe`))
+    yield* write(exec, exec.writer.beforeAct())
+    const verdict = yield* Effect.exit(probe(args, { attempt, idempotencyKey }))
+    const reconciled = (disposition: Run.Disposition, output: Json, detail: string) =>
+      outcomeRecord(exec, at, kind, key, {
+        kind: "EffectReconciled",
+        disposition,
+        output,
+        spend: Execution.spendJson(Quota.ZERO),
+        detail,
+        declared: "untrusted",
+      })
+    if (Exit.isFailure(verdict)) {
+      if (Cause.isInterruptedOnly(verdict.cause)) return yield* Effect.interrupt
+      yield* reconciled("in_doubt", null, `the probe failed: ${Cause.squash(verdict.cause)}`)
+      Observability.reconciled("in_doubt")
+      return yield* quarantine(exec, `${kind.kind} ek:${key}: the probe failed, so the act stays in doubt`)
+    }
+    const v = verdict.value
+    Observability.reconciled(v._tag)
+    switch (v._tag) {
+      case "Landed": {
+        const output = yield* encode(exec, kind.success, v.output, `probed answer of ${kind.kind}`)
+        yield* reconciled("landed", output, "the probe found the act landed")
+        return answer(v.output)
+      }
+      case "DidNotHappen":
+        yield* reconciled("did_not_happen", null, "the probe found the act did not happen")
+        return again("did not happen")
+      case "InDoubt":
+        yield* reconciled("in_doubt", null, v.detail)
+        return yield* quarantine(exec, `${kind.kind} ek:${key} stayed in doubt after its probe: ${v.detail}`)
+    }
+  })
+
+const live = <A, I, E, R>(
+  exec: Exec,
+  at: Execution.At,
+  ordinal: number,
+  kind: EffectKind<A, I, E, R>,
+  args: I,
+  argsJson: Json,
+  key: EffectKey.EffectKey,
+  attempt: number,
+  idempotencyKey: string,
+  backoffMs: number,
+  announced: boolean,
+): Effect.Effect<Step<A>, never, R> =>
+  Effect.gen(function* () {
+    if (exec.mode === "strict") {
+      return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
+    }
+    if (!announced) {
+      yield* checkBudget(exec, at)
+      const announcement = started(at, kind, ordinal, argsJson, key, attempt, backoffMs)
+      count(exec, at, kind)
+      if (kind.mutates) {
+        yield* write(exec, exec.writer.flush([announcement]))
+        yield* crashPoint(exec, "after_announce", kind.kind, attempt)
+      } else {
+        exec.writer.stage(announcement)
+      }
+    }
+    return yield* actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
+  })
+
+/** Acts once and records what came of it under `key`. */
+const actAndRecord = <A, I, E, R>(
+  exec: Exec,
+  at: Execution.At,
+  kind: EffectKind<A, I, E, R>,
+  args: I,
+  key: EffectKey.EffectKey,
+  attempt: number,
+  idempotencyKey: string,
+): Effect.Effect<Step<A>, never, R> =>
+  Effect.gen(function* () {
+    yield* write(exec, exec.writer.beforeAct())
+    Observability.performedEffect(kind.kind)
+    const exit = yield* Effect.exit(
+      Effect.suspend(() => {
+        const fake = exec.fake(kind.kind)
+        return fake === undefined
+          ? kind.act(args, { attempt, idempotencyKey })
+          : (fake(args, { attempt, idempotencyKey }) as Effect.Effect<A, E | EffectKindM.Transient>)
+      }).pipe(Effect.withSpan("agentplane.effect", { attributes: { kind: kind.kind, attempt } })),
+    )
+    yield* crashPoint(exec, "after_act", kind.kind, attempt)
+    const failed = (error: Json, disposition: Run.Disposition, permanent: boolean) =>
+      outcomeRecord(exec, at, kind, key, {
+        kind: "EffectFailed",
+        error,
+        spend: Execution.spendJson(Quota.ZERO),
+        disposition,
+        permanent,
+      })
+    if (Exit.isSuccess(exit)) {
+      const output = yield* encode(exec, kind.success, exit.value, `answer of ${kind.kind}`)
+      const spend = kind.spend(exit.value)
+      meter(exec, at, spend, true)
+      yield* outcomeRecord(exec, at, kind, key, {
+        kind: "EffectDone",
+        output,
+        source: kind.kind,
+        spend: Execution.spendJson(spend),
+        declared: "untrusted",
+      })
+      return answer(exit.value)
+    }
+    if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+    const failure = Cause.failureOption(exit.cause)
+    if (Option.isSome(failure) && failure.value instanceof EffectKindM.Transient) {
+      const t = failure.value
+      yield* failed({ message: t.message }, t.disposition, false)
+      if (t.disposition === "in_doubt" && kind.recovery._tag === "RequiresOperator") {
+        Observability.undecidable()
+        return yield* quarantine(exec, `${kind.kind} ek:${key} timed out in doubt; its recovery is RequiresOperator`)
+      }
+      if (t.disposition === "in_doubt" && kind.recovery._tag === "Reconcile") {
+        return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
+      }
+      return again(t.message, Option.fromNullable(t.retryAfterMs))
+    }
+    if (Option.isSome(failure)) {
+      const error = yield* encode(exec, kind.error, failure.value as E, `rejection of ${kind.kind}`)
+      yield* failed(error, "landed", true)
+      return { _tag: "Rejected", error: failure.value }
+    }
+    // A defect in the act: nobody can say whether the request left, so it is in doubt.
+    const message = Cause.pretty(exit.cause)
+    yield* failed({ message }, "in_doubt", false)
+    if (kind.recovery._tag === "RequiresOperator") {
+      Observability.undecidable()
+      return yield* quarantine(exec, `${kind.kind} ek:${key} died in doubt; its recovery is RequiresOperator`)
+    }
+    if (kind.recovery._tag === "Reconcile") return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
+    return again(message)
+  })
+
+const started = (
+  at: Execution.At,
+  kind: EffectKindM.Any,
+  ordinal: number,
+  args: Json,
+  key: EffectKey.EffectKey,
+  attempt: number,
+  backoffMs: number,
+): Journal.Append =>
+  new Journal.Append({
+    case: at.case,
+    step: at.step,
+    phase: at.phase,
+    effectKey: Option.some(key),
+    kind: {
+      kind: "EffectStarted",
+      descriptor: { kind: kind.kind, ordinal, args },
+      recovery: Run.recoveryName(kind.recovery),
+      mutates: kind.mutates,
+      attempt,
+      backoff_ms: backoffMs,
+      outbound_label: "internal",
+    },
+  })
+
+const outcomeRecord = (
+  exec: Exec,
+  at: Execution.At,
+  kind: EffectKindM.Any,
+  key: EffectKey.EffectKey,
+  payload: Journal.Kind,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    exec.writer.stage(
+      new Journal.Append({ case: at.case, step: at.step, phase: at.phase, effectKey: Option.some(key), kind: payload }),
+    )
+    if (kind.mutates) exec.writer.outcomeStaged()
+    if (exec.crash("after_record", kind.kind, 0)) {
+      yield* write(exec, exec.writer.flush())
+      yield* Execution.halt(exec, Execution.Stop.Crash({ point: "after_record" }))
+    }
+  })
+
+/** The forward phase meters effects and spend; compensation is exempt from the budget (§7.3). */
+const count = (exec: Exec, at: Execution.At, kind: EffectKindM.Any): void => {
+  if (at.phase !== "forward") return
+  exec.usage.effects += 1
+  if (kind.mutates) exec.mutated.add(at.step)
+}
+
+const meter = (exec: Exec, at: Execution.At, spend: Quota.Spend, live: boolean): void => {
+  if (live) exec.liveSpend = Quota.add(exec.liveSpend, spend)
+  if (at.phase !== "forward") return
+  exec.usage.tokens = Quota.add(new Quota.Spend({ tokens: exec.usage.tokens, minorUnits: 0 }), spend).tokens
+  exec.usage.minorUnits = Math.min(Number.MAX_SAFE_INTEGER, exec.usage.minorUnits + spend.minorUnits)
+}
+
+/** Refuses the next forward operation once a ceiling is reached; the run pauses as Exhausted. */
+export const checkBudget = (exec: Exec, at: Execution.At): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    if (at.phase !== "forward" || exec.mode === "strict") return
+    const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
+    const over = Run.exhausted(exec.budget, {
+      steps: exec.usage.steps,
+      effects: exec.usage.effects,
+      tokens: exec.usage.tokens,
+      minorUnits: exec.usage.minorUnits,
+      wallclockSecs: Math.max(0, Math.floor(now / 1000) - exec.admittedAt),
+      records: exec.writer.records(),
+    })
+    if (Option.isSome(over)) return yield* Execution.halt(exec, Execution.Stop.Exhaust(over.value))
+  })
+
+const crashPoint = (exec: Exec, point: Execution.CrashPoint, kind: string, attempt: number): Effect.Effect<void> =>
+  exec.crash(point, kind, attempt) ? Execution.halt(exec, Execution.Stop.Crash({ point })) : Effect.void
+
+const quarantine = (exec: Exec, message: string): Effect.Effect<never> =>
+  Execution.halt(exec, Execution.Stop.Quarantine({ message, divergence: Option.none() }))
+
+/** A journal write; its failure stops the execution, leaving the run as the journal says. */
+export const write = <E, R>(exec: Exec, effect: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
+  Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.Stop.Store({ error: error as Writer.WriteError })))
+
+const encode = <A>(exec: Exec, schema: Schema.Schema<A, Encoded>, value: A, what: string): Effect.Effect<Json> =>
+  Effect.catchAll(Effect.flatMap(Schema.encode(schema)(value), Schema.decodeUnknown(JsonSchema)), (e) =>
+    Execution.halt(exec, Execution.Stop.Contract({ detail: `${what} do not match their schema: ${e.message}` })),
+  )
+
+const decode = <A>(exec: Exec, schema: Schema.Schema<A, Encoded>, value: Json, what: string): Effect.Effect<A> =>
+  Effect.catchAll(Schema.decodeUnknown(schema)(value), (e) =>
+    Execution.halt(
+      exec,
+      Execution.Stop.Quarantine({
+        message: `the ${what} no longer decodes with the definition's schema: ${e.message}`,
+        divergence: Option.none(),
+      }),
+    ),
+  )
+
+const spendOf = (json: Json): Quota.Spend => {
+  const s = json as { readonly tokens?: unknown; readonly minor_units?: unknown } | null
+  const n = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0)
+  return new Quota.Spend({ tokens: n(s?.tokens), minorUnits: n(s?.minor_units) })
+}
+
+const messageOf = (error: Json): string => {
+  const message =
+    error !== null && typeof error === "object" && !Array.isArray(error)
+      ? (error as { readonly message?: Json }).message
+      : undefined
+  return typeof message === "string" ? message : JSON.stringify(error)
+}

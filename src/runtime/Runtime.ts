@@ -1,0 +1,166 @@
+/**
+ * The Runtime service (§7.4): admits runs, resumes them from their journal, replays them
+ * strictly, cancels them and raises their budgets. Every method acts for the `Tenant` in context.
+ */
+import { Context, Data, Effect, Layer, Option } from "effect"
+import type { Calendar } from "../domain/Calendar.js"
+import type { CorrelationKey } from "../domain/CorrelationKey.js"
+import type { CaseId, RunId } from "../domain/Ids.js"
+import type * as Journal from "../domain/Journal.js"
+import type { Json } from "../domain/Json.js"
+import type * as Quota from "../domain/Quota.js"
+import type * as Run from "../domain/Run.js"
+import type { Tenant } from "../domain/Tenant.js"
+import type { Halted, QuotaUnavailable, SpentOut, TooManyRuns } from "../errors/QuotaError.js"
+import type { InvalidBudget, NonDeterminism, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
+import type { Backend, Corrupt, LeaseHeld } from "../errors/StoreError.js"
+import type * as Stores from "../services/Stores.js"
+import type * as EffectKind from "./EffectKind.js"
+import * as Engine from "./Engine.js"
+import type { CrashPoint } from "./Execution.js"
+import type { Registry, RunDefinition } from "./RunDefinition.js"
+import type * as Writer from "./Writer.js"
+
+/** What an execution of a run came to. */
+export interface RunResult<O> {
+  readonly run: RunId
+  readonly case: Option.Option<CaseId>
+  readonly status: Run.RunStatus
+  /** The output, when the run succeeded. */
+  readonly output: Option.Option<O>
+}
+
+/** What a Strict replay found (§7.2); it wrote nothing. */
+export interface ReplayReport {
+  readonly run: RunId
+  /** The definition reproduces the journal: every key matched and the run concludes as journaled. */
+  readonly reproduced: boolean
+  readonly status: Run.RunStatus
+  readonly divergence: Option.Option<NonDeterminism>
+  /** The journal's latest conclusion, if it has one. */
+  readonly journaled: Option.Option<Journal.RunOutcome>
+}
+
+/** A test crash (`Options.crash`): the execution stopped at `point` as if its process died; nothing was cleaned up. */
+export class Crashed extends Data.TaggedError("Crashed")<{ readonly run: RunId; readonly point: CrashPoint }> {}
+
+export type AdmissionError =
+  | Halted
+  | SpentOut
+  | TooManyRuns
+  | QuotaUnavailable
+  | PlanContract
+  | Writer.WriteError
+  | LeaseHeld
+  | Crashed
+
+export type ResumeError = PlanContract | RunClosed | Writer.WriteError | LeaseHeld | Crashed
+
+export interface RunOptions {
+  /** An admission key (the `…Once` variants): a second admission with the key fails with `DuplicateAdmission`. */
+  readonly admissionKey?: string
+}
+
+export class Runtime extends Context.Tag("agentplane/Runtime")<
+  Runtime,
+  {
+    /** Admits and drives a run without a case; fails with the quota's refusal, `PlanContract` for a bare or malformed input or an unregistered definition. */
+    readonly run: <I, O, R>(
+      def: RunDefinition<I, O, R>,
+      input: Run.Labeled<I>,
+      options?: RunOptions,
+    ) => Effect.Effect<RunResult<O>, AdmissionError, Tenant>
+    /** As `run`, bound to the open case holding any of `keys`, or to a new case of `kind` holding them all. */
+    readonly runCorrelated: <I, O, R>(
+      def: RunDefinition<I, O, R>,
+      input: Run.Labeled<I>,
+      kind: string,
+      keys: ReadonlyArray<CorrelationKey>,
+      options?: RunOptions,
+    ) => Effect.Effect<RunResult<O>, AdmissionError, Tenant>
+    /** As `run`, bound to an existing case; a missing or closed case refuses with `PlanContract`. */
+    readonly runInCase: <I, O, R>(
+      def: RunDefinition<I, O, R>,
+      input: Run.Labeled<I>,
+      kase: CaseId,
+      options?: RunOptions,
+    ) => Effect.Effect<RunResult<O>, AdmissionError, Tenant>
+    /** `run` with an admission key (default: the definition's `admissionKey(input)`). */
+    readonly runOnce: <I, O, R>(
+      def: RunDefinition<I, O, R>,
+      input: Run.Labeled<I>,
+      key?: string,
+    ) => Effect.Effect<RunResult<O>, AdmissionError, Tenant>
+    readonly runCorrelatedOnce: <I, O, R>(
+      def: RunDefinition<I, O, R>,
+      input: Run.Labeled<I>,
+      kind: string,
+      keys: ReadonlyArray<CorrelationKey>,
+      key?: string,
+    ) => Effect.Effect<RunResult<O>, AdmissionError, Tenant>
+    readonly runInCaseOnce: <I, O, R>(
+      def: RunDefinition<I, O, R>,
+      input: Run.Labeled<I>,
+      kase: CaseId,
+      key?: string,
+    ) => Effect.Effect<RunResult<O>, AdmissionError, Tenant>
+    /** Re-executes a run from its journal (Resume): recorded outcomes are replayed, in-doubt effects recovered by their Recovery, then it goes live; `LeaseHeld` while its owner lives, `RunClosed` once sealed. */
+    readonly resume: (run: RunId) => Effect.Effect<RunResult<unknown>, ResumeError, Tenant>
+    /** Replays a run strictly: nothing is performed and nothing is written, anywhere; past the end of history fails with `ReplayOverrun`. */
+    readonly replay: (
+      run: RunId,
+    ) => Effect.Effect<ReplayReport, PlanContract | ReplayOverrun | Backend | Corrupt | Crashed, Tenant>
+    /** Stores a cancellation request (`true` for the first), honoured at the run's next step boundary. */
+    readonly cancel: (run: RunId, actor: string, reason: string) => Effect.Effect<boolean, Backend, Tenant>
+    /** Raises an unsealed run's budget (`BudgetReadmitted`) and resumes it; a forbidden 0 is `InvalidBudget`. */
+    readonly raiseBudget: (
+      run: RunId,
+      budget: Run.BudgetInput,
+    ) => Effect.Effect<RunResult<unknown>, ResumeError | InvalidBudget, Tenant>
+  }
+>() {}
+
+export interface Options {
+  /** This instance's lease owner name; default `runtime-<random>`. */
+  readonly owner?: string
+  /** Lease TTL in whole seconds (≥ 1), renewed at a third of it while a run executes; default 30. */
+  readonly leaseTtlSecs?: number
+  /** The policy-bundle identity runs are admitted under; resume requires the same. Default `default`. */
+  readonly policyBundle?: string
+  /** The tenant's ceilings; default unlimited. */
+  readonly quota?: (tenant: string) => Quota.TenantQuota
+  /** Tests only: stop an execution at a boundary as if the process died there. */
+  readonly crash?: (point: CrashPoint, kind: string, attempt: number) => boolean
+  /** Tests only: acts that replace the declared act of an effect kind, by kind string. */
+  readonly fakes?: Readonly<Record<string, Fake>>
+}
+
+/** A stand-in act: gets the arguments and the attempt, answers the kind's success type (or a rejection / `Transient`). */
+export type Fake = (args: unknown, attempt: EffectKind.Attempt) => Effect.Effect<unknown, unknown>
+
+/** The runtime over the stores, the registry of definitions and a calendar. */
+export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores.Stores | Registry | Calendar> =>
+  Layer.effect(
+    Runtime,
+    Effect.map(Engine.make(options), (a) =>
+      Runtime.of({
+        run: (def, input, opts) => a.admit(def, input, { _tag: "None" }, Option.fromNullable(opts?.admissionKey)),
+        runCorrelated: (def, input, kind, keys, opts) =>
+          a.admit(def, input, { _tag: "Keys", kind, keys }, Option.fromNullable(opts?.admissionKey)),
+        runInCase: (def, input, kase, opts) =>
+          a.admit(def, input, { _tag: "Case", case: kase }, Option.fromNullable(opts?.admissionKey)),
+        runOnce: (def, input, key) =>
+          Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "None" }, k)),
+        runCorrelatedOnce: (def, input, kind, keys, key) =>
+          Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "Keys", kind, keys }, k)),
+        runInCaseOnce: (def, input, kase, key) =>
+          Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "Case", case: kase }, k)),
+        resume: a.resume,
+        replay: a.replay,
+        cancel: a.cancel,
+        raiseBudget: a.raiseBudget,
+      }),
+    ),
+  )
+
+export type { Json }

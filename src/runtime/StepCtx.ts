@@ -1,0 +1,56 @@
+/**
+ * The step context (`cx`, §7.1, §7.5): the only door from a step body to anything that is not
+ * deterministic. Every method is an effect with a fixed kind, announced, performed at most once
+ * and journaled, so a re-execution reads the journal instead of the world.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { CaseStatus } from "../domain/Case.js"
+import type { Deadline, DeadlineSpec, DeadlineState } from "../domain/Deadline.js"
+import type { CaseId, CaseVersion, RunId, StepId } from "../domain/Ids.js"
+import type { Json } from "../domain/Json.js"
+import type { Phase } from "../domain/Phase.js"
+import type { Timestamp } from "../domain/Time.js"
+import type { CaseConflict, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
+import type { Call, EffectKind } from "./EffectKind.js"
+
+/** The answers of `cx.all`, position for position. */
+export type Answers<T extends ReadonlyArray<Call<unknown, unknown, unknown>>> = {
+  -readonly [K in keyof T]: T[K] extends Call<infer A, unknown, unknown> ? A : never
+}
+type Rejections<T extends ReadonlyArray<Call<unknown, unknown, unknown>>> =
+  T[number] extends Call<unknown, infer E, unknown> ? E : never
+type Needs<T extends ReadonlyArray<Call<unknown, unknown, unknown>>> =
+  T[number] extends Call<unknown, unknown, infer R> ? R : never
+
+export interface Service {
+  readonly run: RunId
+  readonly step: StepId
+  readonly phase: Phase
+  readonly case: Option.Option<CaseId>
+  /** Performs one declared effect: announce, act, record; replayed from the journal when it holds the outcome. A declared rejection fails with `E`. */
+  readonly perform: <A, I, E, R>(kind: EffectKind<A, I, E, R>, args: I) => Effect.Effect<A, E, R>
+  /** Performs several effects concurrently; ordinals are fixed by position, so replay matches whatever order they finished in. Mutating announcements share one commit. */
+  readonly all: <const T extends ReadonlyArray<Call<unknown, unknown, unknown>>>(
+    calls: T,
+  ) => Effect.Effect<Answers<T>, Rejections<T>, Needs<T>>
+  /** The journaled clock (effect `clock.now`), whole seconds. */
+  readonly now: Effect.Effect<Timestamp>
+  /** Journaled randomness (effect `random.next`) in [0, 1). */
+  readonly random: Effect.Effect<number>
+  /** Effect `case.read_state`: the case's state (untrusted data) and version. */
+  readonly caseState: Effect.Effect<{ readonly state: Json; readonly version: CaseVersion }>
+  /** Effect `case.write_state` (mutating, Reconcile): writes at `expected` and returns the new version; a stale version is `CaseConflict`: re-read and decide again. */
+  readonly putCaseState: (expected: CaseVersion, state: Json) => Effect.Effect<CaseVersion, CaseConflict>
+  /** Effect `case.set_status` with `close`'s rules. */
+  readonly setCaseStatus: (status: CaseStatus) => Effect.Effect<void, ObligationsOutstanding>
+  /** Resolves on the case's calendar at the journaled clock (effect `deadline.resolve`), registers and journals the obligation. */
+  readonly deadline: (name: string, spec: DeadlineSpec, warnBeforeSecs?: number) => Effect.Effect<Deadline>
+  /** Effect `case.transition_deadline` to Met, learning the prior state. */
+  readonly meetDeadline: (name: string) => Effect.Effect<{ readonly from: DeadlineState }, NotFound>
+  /** Effect `case.transition_deadline` to Cancelled, learning the prior state. */
+  readonly cancelDeadline: (name: string) => Effect.Effect<{ readonly from: DeadlineState }, NotFound>
+  /** Journals a note (a `Note` record). */
+  readonly note: (text: string) => Effect.Effect<void>
+}
+
+export class StepCtx extends Context.Tag("agentplane/StepCtx")<StepCtx, Service>() {}

@@ -1,0 +1,138 @@
+/**
+ * The run's journal writer: what rides together is appended together (§7.1, issue 14).
+ *
+ * Records are staged and appended in the next batch that must be durable. Only two moments force
+ * a commit: a mutating announcement (it must be durable before its act) and the first act after a
+ * mutating outcome (an outcome left unwritten while a slow call runs would turn a finished act into
+ * one in doubt). So a mutating effect costs at most two commits, its announce and its outcome, and
+ * admission, step boundaries, reads, notes and the conclusion ride along with those. Strict replay
+ * writes nothing: every write here is a no-op there.
+ */
+import { Effect, Option } from "effect"
+import * as Digest from "../domain/Digest.js"
+import type { CaseId, Epoch, RunId, StepId } from "../domain/Ids.js"
+import * as Journal from "../domain/Journal.js"
+import type { Phase } from "../domain/Phase.js"
+import { Tenant } from "../domain/Tenant.js"
+import type {
+  Backend,
+  Corrupt,
+  DuplicateAdmission,
+  DuplicateEffect,
+  Fenced,
+  RecordTooLarge,
+  RunSealed,
+} from "../errors/StoreError.js"
+import { JournalStore } from "../services/JournalStore.js"
+import * as History from "./History.js"
+
+export type Mode = "live" | "resume" | "strict"
+
+export type WriteError = Backend | Corrupt | RunSealed | Fenced | RecordTooLarge | DuplicateEffect | DuplicateAdmission
+
+export interface Writer {
+  readonly mode: Mode
+  readonly run: RunId
+  readonly epoch: Option.Option<Epoch>
+  /** Stages a record for the next batch; keyed records always go, unkeyed ones by the positional rule. */
+  readonly stage: (append: Journal.Append) => void
+  /** Appends everything staged, plus `also`, in one batch (nothing staged: no commit). */
+  readonly flush: (also?: ReadonlyArray<Journal.Append>) => Effect.Effect<void, WriteError>
+  /** Marks that a mutating outcome is staged, so the next act flushes first. */
+  readonly outcomeStaged: () => void
+  /** Flushes if a mutating outcome is waiting; called before every act. */
+  readonly beforeAct: () => Effect.Effect<void, WriteError>
+  /** Stages the conclusion with the chain head it is written after (computed here, as the batch will hash it). */
+  readonly conclude: (
+    at: { readonly case: Option.Option<CaseId>; readonly step: StepId },
+    outcome: Journal.RunOutcome,
+    reason: Option.Option<string>,
+  ) => void
+  /** How many records the run's journal holds or has staged: the `recorded` meter. */
+  readonly records: () => number
+  /** How many records are durable. */
+  readonly durable: () => number
+}
+
+export const make = (options: {
+  readonly mode: Mode
+  readonly run: RunId
+  readonly epoch: Option.Option<Epoch>
+  readonly history: History.History
+}): Effect.Effect<Writer, never, Tenant | JournalStore> =>
+  Effect.gen(function* () {
+    const { mode, run, history } = options
+    const journal = yield* JournalStore
+    const tenant = yield* Tenant
+    const lock = yield* Effect.makeSemaphore(1)
+    let pending: Array<Journal.Append> = []
+    let head = history.head
+    let mustFlush = false
+    const offered = new Map<string, number>()
+
+    const stage = (append: Journal.Append): void => {
+      if (mode === "strict") return
+      if (Option.isNone(append.effectKey)) {
+        const at = History.positionOf(append.step, append.phase, append.kind.kind)
+        const n = offered.get(at) ?? 0
+        offered.set(at, n + 1)
+        if (history.positional.get(at)?.[n] === History.signature(append.kind)) return
+      }
+      pending.push(append)
+    }
+
+    const flush = (also: ReadonlyArray<Journal.Append> = []) =>
+      lock.withPermits(1)(
+        Effect.gen(function* () {
+          for (const a of also) stage(a)
+          if (mode === "strict" || pending.length === 0) return
+          const epoch = Option.getOrThrowWith(options.epoch, () => new Error("a writing mode needs a lease"))
+          const batch = pending
+          pending = []
+          mustFlush = false
+          const written = yield* journal
+            .append(run, epoch, batch as [Journal.Append, ...Array<Journal.Append>])
+            .pipe(Effect.provideService(Tenant, tenant))
+          const last = written[written.length - 1]
+          if (last !== undefined) head = { seq: last.seq, hash: last.hash }
+        }),
+      )
+
+    return {
+      mode,
+      run,
+      epoch: options.epoch,
+      stage,
+      flush,
+      outcomeStaged: () => {
+        mustFlush = true
+      },
+      beforeAct: () => Effect.suspend(() => (mustFlush ? flush() : Effect.void)),
+      conclude: (at, outcome, reason) => {
+        // The conclusion names the head it follows; with records still staged ahead of it, that
+        // head is computed here exactly as the store will hash the batch.
+        let seq = head.seq
+        let hash = head.hash
+        for (const p of pending) {
+          seq += 1
+          hash = Digest.chain(hash, Journal.body({ ...p, run, seq: seq as Journal.Record["seq"] }))
+        }
+        stage(
+          new Journal.Append({
+            case: at.case,
+            step: at.step,
+            phase: "forward" satisfies Phase,
+            effectKey: Option.none(),
+            kind: {
+              kind: "RunSealed",
+              outcome,
+              chain_head: hash,
+              ...(Option.isSome(reason) ? { reason: reason.value } : {}),
+            },
+          }),
+        )
+      },
+      records: () => head.seq + pending.length,
+      durable: () => head.seq,
+    }
+  })
