@@ -6,6 +6,7 @@ import * as JournalStore from "./conformance/JournalStore.js"
 import * as QuotaStore from "./conformance/QuotaStore.js"
 import * as TaskStore from "./conformance/TaskStore.js"
 import * as TimerStore from "./conformance/TimerStore.js"
+import * as RuntimeBattery from "./runtime/Battery.js"
 import * as Backend from "./support/Backend.js"
 
 describe("memory", () => {
@@ -17,4 +18,5 @@ describe("memory", () => {
   BatchStore.suite(backend)
   QuotaStore.suite(backend)
   JournalStore.suite(backend)
+  RuntimeBattery.suite(backend)
 })

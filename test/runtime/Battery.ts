@@ -1,0 +1,11 @@
+/**
+ * The runtime's battery (§7.1–§7.5): one entry point, split by area, run on every backend.
+ */
+import { describe } from "vitest"
+import type * as Backend from "../support/Backend.js"
+import * as Protocol from "./Protocol.js"
+
+export const suite = (backend: Backend.Backend) =>
+  describe("Runtime", () => {
+    Protocol.suite(backend)
+  })
