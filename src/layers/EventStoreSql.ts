@@ -283,6 +283,13 @@ export const make = Effect.gen(function* () {
         )
       }).pipe(Sql.orBackend),
 
+    accepted: (source, bareId) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // One snapshot, so the row and its keys come from one moment.
+        return yield* dialect.read(storedEvent(tenant, dedupKeyOf(source, bareId)))
+      }).pipe(Sql.orBackend),
+
     matchWaiter: (event, at) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant

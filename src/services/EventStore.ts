@@ -28,6 +28,8 @@ export class EventStore extends Context.Tag("agentplane/EventStore")<
     readonly buffer: (event: InboundEvent, at: Timestamp) => Op<boolean>
     /** `buffer` and `matchWaiter` as one transaction, so no failure leaves the event stored but unoffered: `Matched` with the wait it claimed and deleted, `Buffered` when none waits, or `Duplicate` with the stored event for a known dedup key, writing nothing. */
     readonly accept: (event: InboundEvent, at: Timestamp) => Read<Acceptance>
+    /** The event accepted under the dedup key (source, id) as stored, its payload `null` once erased; none when no such event was accepted. Reads only. */
+    readonly accepted: (source: string, id: string) => Read<Option.Option<BufferedEvent>>
     /** Registers the wait under every key in one transaction, keeping rows already present with their first `createdAt`; no keys writes nothing. */
     readonly subscribe: (sub: Subscription, at: Timestamp) => Op<void>
     /** Claims for `sub.run` the oldest live event of `sub.kind` on the first key with one that is unclaimed or already the run's, never another run's; none when there is none. */

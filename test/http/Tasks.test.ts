@@ -217,6 +217,93 @@ for (const backend of Http.backends()) {
           }),
         ),
       )
+
+      it.effect(
+        "16 concurrent decides by the holder: exactly those that repeat the stored decision are 200, every other 409",
+        () =>
+          Http.withServer(
+            (f) =>
+              Effect.gen(function* () {
+                for (let round = 0; round < 3; round++) {
+                  const t = yield* open(f)
+                  yield* f.as("rita").tasks.claim({ path: { task: t.id } })
+                  const answers = yield* Effect.all(
+                    Array.from({ length: 16 }, (_, i) =>
+                      f.raw("POST", `/tasks/${t.id}/decide`, {
+                        as: "rita",
+                        headers: { "content-type": "application/json" },
+                        body: JSON.stringify({ approved: i % 2 === 0, reason: "checked" }),
+                      }),
+                    ),
+                    { concurrency: "unbounded" },
+                  )
+                  const record = yield* f.inTenant(
+                    Effect.flatMap(EventStore, (events) =>
+                      events.accepted(Tasks.WORKLIST_SOURCE, `task-decision:${t.id}`),
+                    ),
+                  )
+                  const approved = (Option.getOrThrow(record).event.payload as { approved: boolean }).approved
+                  for (const [i, answer] of answers.entries()) {
+                    if ((i % 2 === 0) === approved) {
+                      assert.strictEqual(answer.status, 200, `decide ${i} repeats the stored decision: ${answer.text}`)
+                      const body = answer.json as { task: { state: string } }
+                      assert.strictEqual(body.task.state, "completed")
+                    } else {
+                      assert.strictEqual(answer.status, 409, `decide ${i} is not the stored decision: ${answer.text}`)
+                      assert.deepStrictEqual(answer.json, {
+                        _tag: "NotPending",
+                        task: t.id,
+                        state: "completed",
+                      })
+                    }
+                  }
+                  assert.strictEqual((yield* stored(f, t.id)).state, "completed")
+                }
+              }),
+            { stores: backend.pooled(3) },
+          ),
+      )
+
+      it.effect("a decide repeated after an outage succeeds again; a different one is refused", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* open(f)
+            yield* f.as("rita").tasks.claim({ path: { task: t.id } })
+            // The first attempt answered the task and lost its connection before completing it.
+            const first = new Decision({ approved: true, actor: "rita", reason: "fine", amendment: { amount: 1 } })
+            yield* f.inTenant(
+              Effect.flatMap(EventStore, (events) =>
+                events.buffer(Tasks.decisionEvent(t.id, first), Time.Timestamp.make(1_000)),
+              ),
+            )
+            const changed = { approved: true, reason: "fine", amendment: { amount: 2 } }
+            assertError(
+              yield* Effect.flip(f.as("rita").tasks.decide({ path: { task: t.id }, payload: changed })),
+              new NotPending({ task: t.id, state: "completed" }),
+            )
+            assert.strictEqual((yield* stored(f, t.id)).state, "claimed")
+            const same = { approved: true, reason: "fine", amendment: { amount: 1 } }
+            const retried = yield* f.as("rita").tasks.decide({ path: { task: t.id }, payload: same })
+            assert.deepStrictEqual(retried.delivery, { result: "duplicate" })
+            assert.strictEqual(retried.task.state, "completed")
+            assert.strictEqual((yield* stored(f, t.id)).state, "completed")
+            // Completed: the same decision is still answered (its first answer may have been lost).
+            const again = yield* f.as("rita").tasks.decide({ path: { task: t.id }, payload: same })
+            assert.deepStrictEqual([again.task.state, again.delivery], ["completed", { result: "duplicate" }])
+            assertError(
+              yield* Effect.flip(
+                f.as("rita").tasks.decide({ path: { task: t.id }, payload: { ...same, reason: "other" } }),
+              ),
+              new NotPending({ task: t.id, state: "completed" }),
+            )
+            // Another reviewer repeating the words is not the decision of record.
+            assertError(
+              yield* Effect.flip(f.as("sam").tasks.decide({ path: { task: t.id }, payload: same })),
+              new NotPending({ task: t.id, state: "completed" }),
+            )
+          }),
+        ),
+      )
     })
   })
 }

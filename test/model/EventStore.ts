@@ -106,6 +106,14 @@ const commands = [
       (l) => resolveEvent(l, e),
     ),
   })),
+  command(eventOrSeen, (e) => ({
+    show: Model.show("accepted", showEvent(e)),
+    run: (l) =>
+      Effect.flatMap(store, (s) => {
+        const { source, id } = resolveEvent(l, e)
+        return s.accepted(source, id)
+      }),
+  })),
   command(fc.tuple(subOrSeen, Domain.at), ([w, at]) => ({
     show: Model.show("subscribe", showSub(w), at),
     run: (l) => Effect.flatMap(store, (s) => s.subscribe(subscription(l, resolveSub(l, w)), at)),

@@ -3,13 +3,15 @@
  * four-eyes refusals come from the store (`Excluded`, `WrongRole`) before anything is written.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
+import * as Canonical from "../../domain/Canonical.js"
 import * as CorrelationKey from "../../domain/CorrelationKey.js"
 import { InboundEvent } from "../../domain/Event.js"
-import { Decision, Task } from "../../domain/Task.js"
+import { Decision, EXPIRY_ACTOR, Task, UNATTENDED_ACTOR } from "../../domain/Task.js"
 import type { TaskId } from "../../domain/TaskId.js"
-import { TaskNotFound } from "../../errors/ClaimError.js"
-import { Delivery } from "../../runtime/Delivery.js"
+import { NotPending, TaskNotFound } from "../../errors/ClaimError.js"
+import * as Delivery from "../../runtime/Delivery.js"
+import { EventStore } from "../../services/EventStore.js"
 import { TaskStore } from "../../services/TaskStore.js"
 import { Api } from "../Api.js"
 import type { Caller } from "../Caller.js"
@@ -40,7 +42,8 @@ export const decisionEvent = (task: TaskId, decision: Decision): InboundEvent =>
 export const layer = HttpApiBuilder.group(Api, "tasks", (handlers) =>
   Effect.gen(function* () {
     const tasks = yield* TaskStore
-    const delivery = yield* Delivery
+    const delivery = yield* Delivery.Delivery
+    const events = yield* EventStore
     const view = (caller: Caller) => (task: Task) => Wire.taskView(task, caller.actor, caller.roles)
     return handlers
       .handle("list", ({ urlParams }) =>
@@ -89,20 +92,59 @@ export const layer = HttpApiBuilder.group(Api, "tasks", (handlers) =>
       .handle("decide", ({ path, payload }) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:task.decide", path.task)
+          const decision = new Decision({ ...payload, actor: caller.actor })
+          const event = decisionEvent(path.task, decision)
+          // The decision of record: a decide that repeats it is a retry and succeeds again (the
+          // answer of a decide that completed may have been lost); any other is refused.
+          const ofRecord = events.accepted(WORKLIST_SOURCE, event.id)
+          const answer = (task: Task, outcome: Delivery.Outcome) => ({
+            task: view(caller)(task),
+            delivery: Wire.deliveryAnswer(outcome),
+          })
           // §7.7 decideTask: claim (a ClaimError refuses before anything is written), answer,
-          // then complete. Each step is idempotent for this caller, so a retry after an outage
-          // finishes the job: the claim is the holder's, the answer a duplicate.
+          // then complete.
           return yield* Effect.gen(function* () {
-            const claimed = yield* tasks.claim(path.task, caller.actor, caller.roles)
-            const decision = new Decision({ ...payload, actor: caller.actor })
-            const outcome = yield* delivery.deliver(decisionEvent(path.task, decision), yield* Guard.now)
-            yield* tasks.setState(path.task, "completed")
-            return {
-              task: view(caller)(new Task({ ...claimed, state: "completed" })),
-              delivery: Wire.deliveryAnswer(outcome),
+            const claimed = yield* Effect.either(tasks.claim(path.task, caller.actor, caller.roles))
+            if (Either.isLeft(claimed)) {
+              const refused = claimed.left
+              // Decided and completed: only a repeat of the decision that completed it is answered.
+              if (refused._tag !== "NotPending" || refused.state !== "completed") return yield* refused
+              const stored = yield* ofRecord
+              const task = yield* tasks.task(path.task)
+              if (Option.isNone(stored) || !sameDecision(stored.value.event, event) || Option.isNone(task)) {
+                return yield* refused
+              }
+              return answer(task.value, Delivery.Outcome.Duplicate({ stored: stored.value.event }))
             }
+            const outcome = yield* delivery.deliver(event, yield* Guard.now)
+            // The dedup key is one per task, so a duplicate is the decision of record. Only the
+            // holder gets here, but concurrent decides by the holder (a double click, a retrying
+            // client racing its first attempt) each find the task claimed: the first answer
+            // stands, and a loser that says otherwise was not the decision and must not read 200.
+            if (outcome._tag === "Duplicate" && !sameDecision(outcome.stored, event)) {
+              return yield* new NotPending({ task: path.task, state: fateOf(outcome.stored) })
+            }
+            yield* tasks.setState(path.task, "completed")
+            return answer(new Task({ ...claimed.right, state: "completed" }), outcome)
           }).pipe(Guard.asTenant(caller))
         }),
       )
   }),
 )
+
+// internal
+
+/**
+ * The stored decision event says what `event` says: same kind, same payload (approved, actor,
+ * reason, amendment) compared canonically, so key order does not matter. An erased payload
+ * (`null`, once the run journaled the decision) matches nothing: refused is the safe answer
+ * when the decision of record can no longer be read.
+ */
+const sameDecision = (stored: InboundEvent, event: InboundEvent): boolean =>
+  stored.kind === event.kind && Canonical.text(stored.payload) === Canonical.text(event.payload)
+
+/** The state the decision of record brings its task to: the sweeper's decisions expire it (§7.10). */
+const fateOf = (stored: InboundEvent): string => {
+  const actor = (stored.payload as { readonly actor?: unknown } | null)?.actor
+  return actor === EXPIRY_ACTOR || actor === UNATTENDED_ACTOR ? "expired" : "completed"
+}

@@ -147,6 +147,16 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
         return Effect.succeed(Acceptance.Matched({ subscription: retire(state, elected) }))
       }),
 
+    accepted: (source, bareId) =>
+      atomically((state) => {
+        const found = state.events.get(dedupKeyOf(source, bareId))
+        return Effect.succeed(
+          found === undefined
+            ? Option.none()
+            : Option.some(new BufferedEvent({ event: toEvent(found), receivedAt: found.receivedAt })),
+        )
+      }),
+
     matchWaiter: (event, at) =>
       atomically((state) => {
         const elected = elect(state, event)

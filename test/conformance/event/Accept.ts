@@ -95,6 +95,27 @@ export const accept = (test: Tester, backend: Backend) => {
         }),
       ))
 
+    test("accepted reads the message of record, keys in stored order; none for an unknown key or source", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* EventStore
+          const e = event("1", [key("doc", "b"), key("doc", "a")], { payload: { n: 1 } })
+          assert.deepStrictEqual(yield* store.accepted("mail", "1"), Option.none())
+          yield* store.accept(e, at(10))
+          yield* store.accept(event("1", [key("doc", "c")], { payload: { n: 2 } }), at(20))
+          const record = new BufferedEvent({ event: stored(e), receivedAt: at(10) })
+          assert.deepStrictEqual(yield* store.accepted("mail", "1"), Option.some(record))
+          assert.deepStrictEqual(yield* store.accepted("web", "1"), Option.none())
+          assert.deepStrictEqual(yield* store.accepted("mail", "2"), Option.none())
+          // Erased content reads as null; the identity stays.
+          yield* store.erasePayload("mail", "1")
+          assert.deepStrictEqual(
+            yield* store.accepted("mail", "1"),
+            Option.some(new BufferedEvent({ event: stored(e, null), receivedAt: at(10) })),
+          )
+        }),
+      ))
+
     test.prop(
       "N copies of one event racing accept with N waits: one is accepted, the rest are Duplicate, one wait retired",
       shape,
