@@ -89,82 +89,84 @@ export const make = Effect.gen(function* () {
         return yield* new Fenced({ run, held: epoch, current: lease?.epoch ?? 0 })
     })
 
+  /** Append's checks and writes, inside a transaction the caller opened: `append` alone, or `seal` with its last batch. */
+  const appendWithin = (tenant: string, run: RunId, epoch: number, batch: ReadonlyArray<Journal.Append>) =>
+    Effect.gen(function* () {
+      yield* mustHold(tenant, run, epoch)
+      // The run's own chain, never a global sequence: seq continues from this head.
+      let head = yield* headOf(tenant, run)
+      const records: Array<Journal.Record> = []
+      for (const entry of batch) {
+        const seq = Seq.make(head.seq + 1)
+        const raw = Journal.body({ ...entry, run, seq })
+        if (raw.length > Journal.MAX_RECORD_BYTES)
+          return yield* new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES })
+        const hash = Digest.chain(head.hash, raw)
+        // Built by reading the written bytes back, so append returns exactly what `read` will.
+        const record = yield* toRecord({
+          run_id: run,
+          seq,
+          prev_hash: digestParam(head.hash),
+          hash: digestParam(hash),
+          raw: Buffer.from(raw),
+          key_id: null,
+          signature: null,
+        })
+        const effect = Option.getOrNull(entry.effectKey)
+        const written = yield* sql`
+        INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw)
+        VALUES (${tenant}, ${run}, ${seq}, ${epoch}, ${entry.kind.kind}, ${effect},
+                ${Option.getOrNull(entry.case)}, ${digestParam(head.hash)}, ${digestParam(hash)}, ${Buffer.from(raw)})
+        RETURNING seq`.pipe(
+          // The partial unique index `journal_effect_started` is the exactly-once arbiter.
+          Sql.catchSql(
+            Sql.isUniqueViolation,
+            (e): Effect.Effect<never, DuplicateEffect | SqlError> =>
+              entry.kind.kind === "EffectStarted" && effect !== null
+                ? Effect.fail(new DuplicateEffect({ run, effect }))
+                : Effect.fail(e),
+          ),
+        )
+        if (written.length === 0) return yield* notWritten(`record ${run}/${seq}`)
+        if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
+          yield* admit(tenant, run, entry.kind.idempotency_key)
+        }
+        if (entry.kind.kind === "RunSealed") {
+          // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
+          const concluded = yield* sql`
+          INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+          VALUES (${tenant}, ${run}, ${entry.kind.outcome}, ${nextOrdinal})
+          ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+          RETURNING run_id`
+          if (concluded.length === 0) return yield* notWritten(`outcome of ${run}`)
+        }
+        records.push(record)
+        head = { seq, hash }
+      }
+      const lastCase = Option.getOrNull(
+        Option.firstSomeOf(
+          batch
+            .map((a) => a.case)
+            .slice()
+            .reverse(),
+        ),
+      )
+      // A batch with no case keeps the case the run was last stamped with.
+      const touched = yield* sql`
+      INSERT INTO run_activity (tenant, run_id, case_id, updated_at)
+      VALUES (${tenant}, ${run}, ${lastCase}, ${now})
+      ON CONFLICT (tenant, run_id) DO UPDATE
+         SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id)
+      RETURNING run_id`
+      if (touched.length === 0) return yield* notWritten(`activity of ${run}`)
+      return records
+    })
+
   return JournalStore.of({
     append: (run, epoch, batch) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        return yield* dialect.write(
-          Effect.gen(function* () {
-            yield* mustHold(tenant, run, epoch)
-            // The run's own chain, never a global sequence: seq continues from this head.
-            let head = yield* headOf(tenant, run)
-            const records: Array<Journal.Record> = []
-            for (const entry of batch) {
-              const seq = Seq.make(head.seq + 1)
-              const raw = Journal.body({ ...entry, run, seq })
-              if (raw.length > Journal.MAX_RECORD_BYTES)
-                return yield* new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES })
-              const hash = Digest.chain(head.hash, raw)
-              // Built by reading the written bytes back, so append returns exactly what `read` will.
-              const record = yield* toRecord({
-                run_id: run,
-                seq,
-                prev_hash: digestParam(head.hash),
-                hash: digestParam(hash),
-                raw: Buffer.from(raw),
-                key_id: null,
-                signature: null,
-              })
-              const effect = Option.getOrNull(entry.effectKey)
-              const written = yield* sql`
-                INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw)
-                VALUES (${tenant}, ${run}, ${seq}, ${epoch}, ${entry.kind.kind}, ${effect},
-                        ${Option.getOrNull(entry.case)}, ${digestParam(head.hash)}, ${digestParam(hash)}, ${Buffer.from(raw)})
-                RETURNING seq`.pipe(
-                // The partial unique index `journal_effect_started` is the exactly-once arbiter.
-                Sql.catchSql(
-                  Sql.isUniqueViolation,
-                  (e): Effect.Effect<never, DuplicateEffect | SqlError> =>
-                    entry.kind.kind === "EffectStarted" && effect !== null
-                      ? Effect.fail(new DuplicateEffect({ run, effect }))
-                      : Effect.fail(e),
-                ),
-              )
-              if (written.length === 0) return yield* notWritten(`record ${run}/${seq}`)
-              if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
-                yield* admit(tenant, run, entry.kind.idempotency_key)
-              }
-              if (entry.kind.kind === "RunSealed") {
-                // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
-                const concluded = yield* sql`
-                  INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
-                  VALUES (${tenant}, ${run}, ${entry.kind.outcome}, ${nextOrdinal})
-                  ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
-                  RETURNING run_id`
-                if (concluded.length === 0) return yield* notWritten(`outcome of ${run}`)
-              }
-              records.push(record)
-              head = { seq, hash }
-            }
-            const lastCase = Option.getOrNull(
-              Option.firstSomeOf(
-                batch
-                  .map((a) => a.case)
-                  .slice()
-                  .reverse(),
-              ),
-            )
-            // A batch with no case keeps the case the run was last stamped with.
-            const touched = yield* sql`
-              INSERT INTO run_activity (tenant, run_id, case_id, updated_at)
-              VALUES (${tenant}, ${run}, ${lastCase}, ${now})
-              ON CONFLICT (tenant, run_id) DO UPDATE
-                 SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id)
-              RETURNING run_id`
-            if (touched.length === 0) return yield* notWritten(`activity of ${run}`)
-            return records
-          }),
-        )
+        return yield* dialect.write(appendWithin(tenant, run, epoch, batch))
       }).pipe(Sql.orBackend),
 
     acquire: (run, owner, ttlSecs) =>
@@ -235,13 +237,15 @@ export const make = Effect.gen(function* () {
         return rows.map((r) => r.run_id)
       }).pipe(Sql.orBackend),
 
-    seal: (run, epoch, outcome) =>
+    seal: (run, epoch, outcome, last) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
         return yield* dialect.write(
           Effect.gen(function* () {
-            // Same check as append: the head sealed here is the last one any holder wrote.
-            yield* mustHold(tenant, run, epoch)
+            // Same check as append: the head sealed here is the last one any holder wrote. The
+            // run's last records ride in the same transaction, so concluding costs one commit.
+            if (last === undefined) yield* mustHold(tenant, run, epoch)
+            else yield* appendWithin(tenant, run, epoch, last)
             const head = yield* headOf(tenant, run)
             const written = yield* sql`
               INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)

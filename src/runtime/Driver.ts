@@ -337,11 +337,8 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
     const finish = (outcome: Journal.RunOutcome, reason: Option.Option<string>, status: Run.RunStatus) =>
       Effect.gen(function* () {
         exec.writer.conclude(last, outcome, reason)
-        yield* exec.writer.flush()
-        if (SEALED.has(outcome) && exec.mode !== "strict") {
-          const epoch = Option.getOrThrow(exec.writer.epoch)
-          yield* Effect.flatMap(JournalStore, (j) => j.seal(exec.run, epoch, outcome))
-        }
+        if (SEALED.has(outcome)) yield* exec.writer.seal(outcome)
+        else yield* exec.writer.flush()
         Observability.concluded(outcome)
         return { status, stop: Option.none<Execution.Stop>() }
       }).pipe(

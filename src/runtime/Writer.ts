@@ -38,6 +38,8 @@ export interface Writer {
   readonly stage: (append: Journal.Append) => void
   /** Appends everything staged, plus `also`, in one batch (nothing staged: no commit). */
   readonly flush: (also?: ReadonlyArray<Journal.Append>) => Effect.Effect<void, WriteError>
+  /** Appends everything staged and seals the run, in one transaction (a sealed conclusion costs one commit). */
+  readonly seal: (outcome: Journal.RunOutcome) => Effect.Effect<void, WriteError>
   /** Marks that a mutating outcome is staged, so the next act flushes first. */
   readonly outcomeStaged: () => void
   /** Flushes if a mutating outcome is waiting; called before every act. */
@@ -98,12 +100,29 @@ export const make = (options: {
         }),
       )
 
+    const seal = (outcome: Journal.RunOutcome) =>
+      lock.withPermits(1)(
+        Effect.gen(function* () {
+          if (mode === "strict") return
+          const epoch = Option.getOrThrowWith(options.epoch, () => new Error("a writing mode needs a lease"))
+          const batch = pending
+          pending = []
+          mustFlush = false
+          const [first, ...others] = batch
+          const hash = yield* journal
+            .seal(run, epoch, outcome, first === undefined ? undefined : [first, ...others])
+            .pipe(Effect.provideService(Tenant, tenant))
+          head = { seq: head.seq + batch.length, hash }
+        }),
+      )
+
     return {
       mode,
       run,
       epoch: options.epoch,
       stage,
       flush,
+      seal,
       outcomeStaged: () => {
         mustFlush = true
       },

@@ -42,8 +42,13 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
     readonly releaseLease: (run: RunId, epoch: Epoch) => Op<void>
     /** Runs whose lease expired with an owner still on it, earliest expiry first (ties by run). */
     readonly abandonedRuns: (limit: number) => Read<ReadonlyArray<RunId>>
-    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten); a stale epoch fails with `Fenced`, a second seal with `RunSealed`. */
-    readonly seal: (run: RunId, epoch: Epoch, outcome: RunOutcome) => Read<Digest, Fenced | RunSealed>
+    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten), after appending `last` in the same transaction when given; a stale epoch fails with `Fenced`, a second seal with `RunSealed`, and `last` fails as `append` would, sealing nothing. */
+    readonly seal: (
+      run: RunId,
+      epoch: Epoch,
+      outcome: RunOutcome,
+      last?: readonly [Append, ...ReadonlyArray<Append>],
+    ) => Read<Digest, Fenced | RunSealed | RecordTooLarge | DuplicateEffect | DuplicateAdmission>
     /** The run's records with `seq >= from`, ascending; empty for an unwritten run; a body that does not decode is `Corrupt{seq}`. */
     readonly read: (run: RunId, from: number) => Read<ReadonlyArray<Record>>
     /** `{seq, hash}` of the run's last record; `{0, ZERO}` for an unwritten run. */

@@ -58,6 +58,8 @@ interface Seal {
   readonly sealedAt: number
 }
 
+type AppendError = RunSealed | Fenced | RecordTooLarge | DuplicateEffect | DuplicateAdmission | Corrupt
+
 interface Tables {
   /** Each run's chain, in seq order from 1. */
   readonly journal: Map<RunId, Array<Row>>
@@ -91,64 +93,72 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
   const atomically = <R extends Either.Either<unknown, unknown>>(f: (tables: Tables, now: number) => R) =>
     Effect.clockWith((clock) => tables((t) => f(t, nowSecs(clock))))
 
-  return JournalStore.of({
-    append: (run, epoch, batch) =>
-      atomically((tables, now) => {
-        const refused = mustHold(tables, run, epoch)
-        if (refused !== undefined) return Either.left(refused)
-        // Validate and hash the whole batch first; nothing below is written unless all of it passes.
-        const chain = tables.journal.get(run) ?? []
-        let head = headOf(chain)
-        const rows: Array<Row> = []
-        const claimed = new Map<string, RunId>()
-        for (const entry of batch) {
-          const seq = Seq.make(head.seq + 1)
-          const raw = Journal.body({ ...entry, run, seq })
-          if (raw.length > Journal.MAX_RECORD_BYTES) {
-            return Either.left(new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES }))
-          }
-          // Exactly once per (run, key), counting this batch's earlier records too.
-          if (entry.kind.kind === "EffectStarted" && Option.isSome(entry.effectKey)) {
-            const key = entry.effectKey.value
-            const started = (r: Row) => r.kind === "EffectStarted" && Option.contains(r.effectKey, key)
-            if (chain.some(started) || rows.some(started)) return Either.left(new DuplicateEffect({ run, effect: key }))
-          }
-          if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
-            const key = entry.kind.idempotency_key
-            const holder = tables.admissions.get(key)?.run ?? claimed.get(key)
-            if (holder !== undefined) return Either.left(new DuplicateAdmission({ key, run: holder }))
-            claimed.set(key, run)
-          }
-          const hash = Digest.chain(head.hash, raw)
-          rows.push({
-            seq,
-            kind: entry.kind.kind,
-            effectKey: entry.effectKey,
-            case: entry.case,
-            prevHash: head.hash,
-            hash,
-            raw,
-          })
-          head = { seq, hash }
-        }
-        const records = Either.all(rows.map((row) => toRecord(run, row)))
-        if (Either.isLeft(records)) return records
+  /** Checks, hashes and writes a batch; nothing is written unless all of it passes. */
+  const appendTo = (
+    tables: Tables,
+    now: number,
+    run: RunId,
+    epoch: number,
+    batch: ReadonlyArray<Journal.Append>,
+  ): Either.Either<ReadonlyArray<Journal.Record>, AppendError> => {
+    const refused = mustHold(tables, run, epoch)
+    if (refused !== undefined) return Either.left(refused)
+    // Validate and hash the whole batch first; nothing below is written unless all of it passes.
+    const chain = tables.journal.get(run) ?? []
+    let head = headOf(chain)
+    const rows: Array<Row> = []
+    const claimed = new Map<string, RunId>()
+    for (const entry of batch) {
+      const seq = Seq.make(head.seq + 1)
+      const raw = Journal.body({ ...entry, run, seq })
+      if (raw.length > Journal.MAX_RECORD_BYTES) {
+        return Either.left(new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES }))
+      }
+      // Exactly once per (run, key), counting this batch's earlier records too.
+      if (entry.kind.kind === "EffectStarted" && Option.isSome(entry.effectKey)) {
+        const key = entry.effectKey.value
+        const started = (r: Row) => r.kind === "EffectStarted" && Option.contains(r.effectKey, key)
+        if (chain.some(started) || rows.some(started)) return Either.left(new DuplicateEffect({ run, effect: key }))
+      }
+      if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
+        const key = entry.kind.idempotency_key
+        const holder = tables.admissions.get(key)?.run ?? claimed.get(key)
+        if (holder !== undefined) return Either.left(new DuplicateAdmission({ key, run: holder }))
+        claimed.set(key, run)
+      }
+      const hash = Digest.chain(head.hash, raw)
+      rows.push({
+        seq,
+        kind: entry.kind.kind,
+        effectKey: entry.effectKey,
+        case: entry.case,
+        prevHash: head.hash,
+        hash,
+        raw,
+      })
+      head = { seq, hash }
+    }
+    const records = Either.all(rows.map((row) => toRecord(run, row)))
+    if (Either.isLeft(records)) return records
 
-        tables.journal.set(run, [...chain, ...rows])
-        for (const key of claimed.keys()) tables.admissions.set(key, { run, admittedAt: now })
-        for (const entry of batch) {
-          // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
-          if (entry.kind.kind === "RunSealed") {
-            lastOrdinal += 1
-            tables.outcomes.set(run, { outcome: entry.kind.outcome, ordinal: lastOrdinal })
-          }
-        }
-        // A batch with no case keeps the case the run was last stamped with.
-        const lastCase = Option.firstSomeOf([...batch].reverse().map((a) => a.case))
-        const previous = tables.activity.get(run)?.case ?? Option.none()
-        tables.activity.set(run, { updatedAt: now, case: Option.orElse(lastCase, () => previous) })
-        return records
-      }),
+    tables.journal.set(run, [...chain, ...rows])
+    for (const key of claimed.keys()) tables.admissions.set(key, { run, admittedAt: now })
+    for (const entry of batch) {
+      // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
+      if (entry.kind.kind === "RunSealed") {
+        lastOrdinal += 1
+        tables.outcomes.set(run, { outcome: entry.kind.outcome, ordinal: lastOrdinal })
+      }
+    }
+    // A batch with no case keeps the case the run was last stamped with.
+    const lastCase = Option.firstSomeOf([...batch].reverse().map((a) => a.case))
+    const previous = tables.activity.get(run)?.case ?? Option.none()
+    tables.activity.set(run, { updatedAt: now, case: Option.orElse(lastCase, () => previous) })
+    return records
+  }
+
+  return JournalStore.of({
+    append: (run, epoch, batch) => atomically((tables, now) => appendTo(tables, now, run, epoch, batch)),
 
     acquire: (run, owner, ttlSecs) =>
       atomically(({ leases }, now) => {
@@ -206,11 +216,15 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         ),
       ),
 
-    seal: (run, epoch, outcome) =>
+    seal: (run, epoch, outcome, last) =>
       atomically((tables, now) => {
         // Same check as append: the head sealed here is the last one any holder wrote.
         const refused = mustHold(tables, run, epoch)
         if (refused !== undefined) return Either.left(refused)
+        if (last !== undefined) {
+          const appended = appendTo(tables, now, run, epoch, last)
+          if (Either.isLeft(appended)) return Either.left(appended.left)
+        }
         const head = headOf(tables.journal.get(run) ?? [])
         lastLogPosition += 1
         tables.seals.set(run, { outcome, chainHead: head.hash, logPosition: lastLogPosition, sealedAt: now })

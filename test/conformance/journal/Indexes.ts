@@ -75,6 +75,36 @@ export const indexes = (test: Tester, sqlTest: Option.Option<SqlTester>, backend
           )
         }),
       ))
+
+    test("with a last batch: appends it and seals at its head in one step; a refused batch seals nothing", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* JournalStore
+          const a = yield* written(2)
+          const head = yield* store.seal(a.run, a.epoch, "succeeded", [note("last"), concluded("succeeded")])
+          const records = yield* store.read(a.run, 1)
+          assert.deepStrictEqual(
+            records.map((r) => r.kind.kind),
+            ["Note", "Note", "Note", "RunSealed"],
+          )
+          assert.strictEqual(head, records[3]?.hash)
+          assert.deepStrictEqual(yield* store.runsByOutcome("succeeded", 10), [a.run])
+          assertError(
+            yield* Effect.flip(store.append(a.run, a.epoch, one(note("after")))),
+            new RunSealed({ run: a.run, outcome: "succeeded" }),
+          )
+          // A batch the append would refuse (a stale epoch) writes none of it and leaves the run open.
+          const b = yield* written(1)
+          yield* store.releaseLease(b.run, b.epoch)
+          const next = yield* store.acquire(b.run, "worker-b", 60)
+          assertError(
+            yield* Effect.flip(store.seal(b.run, b.epoch, "succeeded", [note("late")])),
+            new Fenced({ run: b.run, held: b.epoch, current: next.epoch }),
+          )
+          assert.strictEqual((yield* store.head(b.run)).seq, 1)
+          yield* store.append(b.run, next.epoch, one(note("still open")))
+        }),
+      ))
   })
 
   describe("runsByOutcome", () => {
