@@ -10,6 +10,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import { Effect, Schema } from "effect"
 import { expect } from "vitest"
 import * as Run from "../../src/domain/Run.js"
+import type { Tenant } from "../../src/domain/Tenant.js"
 import * as EffectKind from "../../src/runtime/EffectKind.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
@@ -57,7 +58,7 @@ const first = definition.steps[0] as Step.Step<{ readonly n: number }, number, n
 const byName = (spans: ReadonlyArray<ReadableSpan>, name: string) => spans.filter((s) => s.name === name)
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
 
-const traced = <A, E>(body: (exporter: InMemorySpanExporter) => Effect.Effect<A, E, Runtime.Runtime>) => {
+const traced = <A, E>(body: (exporter: InMemorySpanExporter) => Effect.Effect<A, E, Runtime.Runtime | Tenant>) => {
   const exporter = new InMemorySpanExporter()
   const tracing = NodeSdk.layer(() => ({
     resource: { serviceName: "agentplane-test" },
