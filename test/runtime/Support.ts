@@ -3,14 +3,22 @@
  * test can play "a fresh process" by building a second one over the same database, counters kept
  * outside the journal, and a few effect kinds whose acts count themselves.
  */
-import { Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schedule, Schema } from "effect"
 import * as Calendar from "../../src/domain/Calendar.js"
+import * as EffectKey from "../../src/domain/EffectKey.js"
+import type { RunId } from "../../src/domain/Ids.js"
+import type * as Journal from "../../src/domain/Journal.js"
+import type { Json } from "../../src/domain/Json.js"
+import type { Spend } from "../../src/domain/Quota.js"
 import type * as Run from "../../src/domain/Run.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
 import type { Backend as BackendError } from "../../src/errors/StoreError.js"
 import * as EffectKind from "../../src/runtime/EffectKind.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
+import * as Step from "../../src/runtime/Step.js"
+import { StepCtx } from "../../src/runtime/StepCtx.js"
+import { JournalStore } from "../../src/services/JournalStore.js"
 import type * as Stores from "../../src/services/Stores.js"
 import type * as Backend from "../support/Backend.js"
 
@@ -77,3 +85,173 @@ export const counting = (
         return { ok: name, n }
       }),
   })
+
+/** As `runtime`, over a given stores layer: `backend.pooled(size)` for a race through a small pool. */
+export const runtimeOver = (
+  stores: Layer.Layer<Stores.Stores, BackendError>,
+  definitions: ReadonlyArray<RunDefinition.Any>,
+  options: Runtime.Options = {},
+): Layer.Layer<Services, BackendError> => {
+  const registered = Layer.mergeAll(
+    Layer.empty,
+    ...definitions.map((d) => RunDefinition.register(d as RunDefinition.RunDefinition<unknown, unknown, never>)),
+  )
+  const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, stores)
+  return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(Layer.provideMerge(base))
+}
+
+/** A kind over `{n}` whose act is given: for acts that fail, block, spend or look at the stores. */
+export const acting = <R = never>(
+  name: string,
+  options: {
+    readonly mutates: boolean
+    readonly recovery?: Run.Recovery
+    readonly retry?: Run.RetryPolicy
+    readonly spend?: (answer: Answer) => Spend
+  },
+  act: (n: number, attempt: EffectKind.Attempt) => Effect.Effect<Answer, Rejected | EffectKind.Transient, R>,
+) =>
+  EffectKind.make<Answer, { readonly n: number }, Rejected, R>({
+    kind: name,
+    args: Schema.Struct({ n: Schema.Number }),
+    success: Schema.Struct({ ok: Schema.String, n: Schema.Number }),
+    error: Rejected,
+    mutates: options.mutates,
+    ...(options.recovery === undefined ? {} : { recovery: options.recovery }),
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(options.spend === undefined ? {} : { spend: options.spend }),
+    act: ({ n }, attempt) => act(n, attempt),
+  })
+
+/** The declared rejection of `acting` kinds (a declined payment). */
+export class Rejected extends Schema.TaggedError<Rejected>()("Rejected", { reason: Schema.String }) {}
+
+/** The journal of a run, oldest first. */
+export const journalOf = (run: RunId) => Effect.flatMap(JournalStore, (j) => j.read(run, 1))
+
+/** The payloads of a run's journal of one record kind, in journal order. */
+export const recordsOfKind = <K extends Journal.Kind["kind"]>(
+  records: ReadonlyArray<Journal.Record>,
+  kind: K,
+): ReadonlyArray<Journal.Record & { readonly kind: Extract<Journal.Kind, { kind: K }> }> =>
+  records.filter((r) => r.kind.kind === kind) as never
+
+/** The step names a run's journal says were compensated, in journal order. */
+export const compensatedSteps = (records: ReadonlyArray<Journal.Record>): ReadonlyArray<string> =>
+  recordsOfKind(records, "StepCompensated")
+    .filter((r) => r.kind.outcome === "compensated")
+    .map((r) => (r.kind.compensation as { readonly name: string }).name)
+
+/** Whether the run's latest conclusion is `outcome` (the outcome index). */
+export const concludedAs = (run: RunId, outcome: Journal.RunOutcome) =>
+  Effect.map(
+    Effect.flatMap(JournalStore, (j) => j.runsByOutcome(outcome, 10_000)),
+    (runs) => runs.includes(run),
+  )
+
+// Battery A: crash points, replay and the protocol's records.
+
+/** Resumes `run` from the runtime in context once its dead owner's lease has lapsed: `LeaseHeld` is retried every 100 ms, for 5 s at most. */
+export const resumeAfterLapse = (run: RunId) =>
+  Effect.flatMap(Runtime.Runtime, (rt) => rt.resume(run)).pipe(
+    Effect.retry({
+      while: (e) => e._tag === "LeaseHeld",
+      schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo("5 seconds")),
+    }),
+  )
+
+/** The records of one kind, with their payloads typed. */
+export const ofKind = <K extends Journal.KindTag>(records: ReadonlyArray<Journal.Record>, kind: K) =>
+  records.flatMap((r) =>
+    r.kind.kind === kind ? [{ record: r, kind: r.kind as Extract<Journal.Kind, { kind: K }> }] : [],
+  )
+
+/** The effect key an `EffectStarted` record should carry, recomputed from its own descriptor (§3.1). */
+export const keyFromDescriptor = (record: Journal.Record): EffectKey.EffectKey => {
+  const k = record.kind as Extract<Journal.Kind, { kind: "EffectStarted" }>
+  const d = k.descriptor as { readonly kind: string; readonly ordinal: number; readonly args: Json }
+  return EffectKey.derive({
+    step: record.step,
+    phase: record.phase,
+    ordinal: d.ordinal,
+    attempt: k.attempt,
+    kind: d.kind,
+    args: d.args,
+  })
+}
+
+/** A kind like `counting` that also keeps every attempt its act was told of, and may fail an attempt by `script`. */
+export const witnessing = (
+  counter: Counter,
+  name: string,
+  options: {
+    readonly mutates: boolean
+    readonly recovery?: Run.Recovery
+    readonly retry?: Run.RetryPolicy
+    readonly probe?: (args: { readonly n: number }) => Effect.Effect<EffectKind.Verdict<Answer>, EffectKind.Transient>
+    /** Runs before the answer; a failure fails the attempt. */
+    readonly script?: (attempt: EffectKind.Attempt) => Effect.Effect<void, EffectKind.Transient>
+  },
+) => {
+  const seen: Array<EffectKind.Attempt> = []
+  const kind = EffectKind.make<Answer, { readonly n: number }>({
+    kind: name,
+    args: Schema.Struct({ n: Schema.Number }),
+    success: Schema.Struct({ ok: Schema.String, n: Schema.Number }),
+    mutates: options.mutates,
+    ...(options.recovery === undefined ? {} : { recovery: options.recovery }),
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(options.probe === undefined ? {} : { probe: options.probe }),
+    act: ({ n }, attempt) =>
+      Effect.suspend(() => {
+        counter.bump(name)
+        seen.push(attempt)
+        return Effect.as(options.script?.(attempt) ?? Effect.void, { ok: name, n })
+      }),
+  })
+  return { kind, seen }
+}
+
+/** A one-step definition performing `kinds` in order with `{n}` and answering the last answer's `n`. */
+export const sequence = (
+  capability: string,
+  kinds: ReadonlyArray<EffectKind.EffectKind<Answer, { readonly n: number }, never>>,
+) =>
+  RunDefinition.make({
+    capability,
+    input: Schema.Struct({ n: Schema.Number }),
+    output: Schema.Number,
+    plan: [
+      Step.make({
+        name: "work",
+        body: (input: { readonly n: number }) =>
+          Effect.gen(function* () {
+            const cx = yield* StepCtx
+            let n = input.n
+            for (const kind of kinds) n = (yield* cx.perform(kind, { n })).n
+            return n
+          }),
+      }),
+    ],
+  })
+
+/** The backend with the number of records of every `append` and `seal` (each one commit) noted in `commits`: the store is real, only watched. */
+export const watchingCommits = (backend: Backend.Backend, commits: Array<number>): Backend.Backend => ({
+  ...backend,
+  layer: Layer.map(backend.layer, (context) => {
+    const journal = Context.get(context, JournalStore)
+    return Context.add(context, JournalStore, {
+      ...journal,
+      append: (run, epoch, batch) =>
+        Effect.zipRight(
+          Effect.sync(() => commits.push(batch.length)),
+          journal.append(run, epoch, batch),
+        ),
+      seal: (run, epoch, outcome, last) =>
+        Effect.zipRight(
+          Effect.sync(() => commits.push(last?.length ?? 0)),
+          journal.seal(run, epoch, outcome, last),
+        ),
+    })
+  }),
+})
