@@ -3,7 +3,7 @@
  * cancellation and budget checks, parallel groups, the unwind in reverse completion order, and
  * the conclusion. Live, Resume and Strict share this code; only the writer and the cursor differ.
  */
-import { Cause, Context, Effect, Exit, Fiber, Option, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import { Deadline } from "../domain/Deadline.js"
 import type { StepId } from "../domain/Ids.js"
@@ -111,7 +111,7 @@ const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended
         exec.writer.stage(append(exec, where, { kind: "RunCancelled", actor, reason }))
         return { _tag: "Cancelled", actor, reason } as const
       }
-      const refused = yield* inFiber(exec, Protocol.checkBudget(exec, where))
+      const refused = yield* inFiber(exec, Protocol.checkBudget(exec, where, "step"))
       if (refused !== undefined) return refused
     }
     exec.usage.steps += 1
@@ -148,12 +148,14 @@ const fiberExit = <A, E, R>(
   where: Execution.At,
 ): Effect.Effect<Exit.Exit<A, E>, never, Needs> =>
   Effect.gen(function* () {
-    const services = yield* Effect.context<Needs>()
+    // The captured context carries the driver's current span; left in, it would re-parent every
+    // span opened inside the step (its acts') to the run, so it is dropped before providing.
+    const services = Context.omit(Tracer.ParentSpan)(yield* Effect.context<Needs>()) as Context.Context<Needs>
     const cx = makeContext(exec, where, services)
     const provided = body.pipe(
+      Effect.withSpan("agentplane.step", { attributes: { step: where.step, phase: where.phase } }),
       Effect.provideService(StepCtx.StepCtx, cx),
       Effect.provide(Context.merge(exec.entry.context, services)),
-      Effect.withSpan("agentplane.step", { attributes: { step: where.step, phase: where.phase } }),
     ) as Effect.Effect<A, E>
     const fiber = yield* Effect.fork(provided)
     return yield* Fiber.await(fiber)
@@ -339,7 +341,8 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
         exec.writer.conclude(last, outcome, reason)
         if (SEALED.has(outcome)) yield* exec.writer.seal(outcome)
         else yield* exec.writer.flush()
-        Observability.concluded(outcome)
+        // A Strict replay concludes nothing: only executions that write count as runs.
+        if (exec.mode !== "strict") Observability.concluded(outcome)
         return { status, stop: Option.none<Execution.Stop>() }
       }).pipe(
         Effect.catchAll((error) => Effect.succeed({ status, stop: Option.some(Execution.Stop.Store({ error })) })),

@@ -438,13 +438,21 @@ const meter = (exec: Exec, at: Execution.At, spend: Quota.Spend, live: boolean):
   exec.usage.minorUnits = Math.min(Number.MAX_SAFE_INTEGER, exec.usage.minorUnits + spend.minorUnits)
 }
 
-/** Refuses the next forward operation once a ceiling is reached; the run pauses as Exhausted. */
-export const checkBudget = (exec: Exec, at: Execution.At): Effect.Effect<void> =>
+/**
+ * Refuses the next forward operation once a ceiling is reached; the run pauses as Exhausted.
+ * `starting`: a step boundary asks before its step is counted; an effect's own step already is,
+ * so only a step beyond the ceiling refuses it (else `maxSteps: n` could not act in step n).
+ */
+export const checkBudget = (
+  exec: Exec,
+  at: Execution.At,
+  starting: "step" | "effect" = "effect",
+): Effect.Effect<void> =>
   Effect.gen(function* () {
     if (at.phase !== "forward" || exec.mode === "strict") return
     const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
     const over = Run.exhausted(exec.budget, {
-      steps: exec.usage.steps,
+      steps: starting === "step" ? exec.usage.steps : Math.max(0, exec.usage.steps - 1),
       effects: exec.usage.effects,
       tokens: exec.usage.tokens,
       minorUnits: exec.usage.minorUnits,
