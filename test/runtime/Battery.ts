@@ -4,8 +4,10 @@
 import { describe } from "vitest"
 import type * as Backend from "../support/Backend.js"
 import * as Protocol from "./Protocol.js"
+import * as Saga from "./Saga.js"
 
 export const suite = (backend: Backend.Backend) =>
   describe("Runtime", () => {
     Protocol.suite(backend)
+    Saga.suite(backend)
   })
