@@ -3,11 +3,13 @@
  */
 import { describe } from "vitest"
 import type * as Backend from "../support/Backend.js"
+import * as Attempts from "./Attempts.js"
 import * as Protocol from "./Protocol.js"
 import * as Saga from "./Saga.js"
 
 export const suite = (backend: Backend.Backend) =>
   describe("Runtime", () => {
     Protocol.suite(backend)
+    Attempts.suite(backend)
     Saga.suite(backend)
   })
