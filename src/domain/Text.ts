@@ -36,18 +36,21 @@ export const WellFormed = Schema.String.pipe(
   Schema.filter((s) => isWellFormed(s) || "contains a lone surrogate (text with no UTF-8 form)"),
 )
 
+/** Why `s` is over `maxBytes` UTF-8 bytes (the limit and the size seen), or `undefined`. */
+export const overLimit = (s: string, maxBytes: number): string | undefined => {
+  // A string of n UTF-16 units has at most 3n bytes: skip the count for the common short one.
+  if (s.length * 3 <= maxBytes) return undefined
+  const bytes = utf8Length(s)
+  return bytes <= maxBytes ? undefined : `is ${bytes} bytes of UTF-8, over the limit of ${maxBytes}`
+}
+
 /** A well-formed string of at most `maxBytes` UTF-8 bytes; the message says the limit and the size seen. */
 export const bounded = (maxBytes: number) =>
   WellFormed.pipe(
-    Schema.filter(
-      (s) => {
-        // A string of n UTF-16 units has at most 3n bytes: skip the count for the common short one.
-        if (s.length * 3 <= maxBytes) return true
-        const bytes = utf8Length(s)
-        return bytes <= maxBytes || `is ${bytes} bytes of UTF-8, over the limit of ${maxBytes}`
-      },
-      { jsonSchema: { maxLength: maxBytes }, description: `at most ${maxBytes} bytes of UTF-8` },
-    ),
+    Schema.filter((s) => overLimit(s, maxBytes) ?? true, {
+      jsonSchema: { maxLength: maxBytes },
+      description: `at most ${maxBytes} bytes of UTF-8`,
+    }),
   )
 
 // internal

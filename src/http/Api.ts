@@ -11,10 +11,11 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Schema } from "effect"
 import { CaseStatus } from "../domain/Case.js"
 import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
-import { Backend, Corrupt, NotFound } from "../errors/StoreError.js"
+import { Corrupt, NotFound } from "../errors/StoreError.js"
 import { Authentication } from "./Authentication.js"
 import { AuthorizerUnavailable, Forbidden } from "./Authorizer.js"
 import * as Metrics from "./Metrics.js"
+import * as Unavailable from "./Unavailable.js"
 import * as Wire from "./Wire.js"
 
 /** The largest request body: 1 MiB, the size of the largest journal record. */
@@ -32,6 +33,16 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   "PayloadTooLarge",
   { limit: Schema.NonNegativeInt, message: Schema.String },
   HttpApiSchema.annotations({ status: 413 }),
+) {}
+
+/**
+ * The body declares a charset other than UTF-8. Decoding it as UTF-8 anyway turned different
+ * ids into one (`M\xfcller` and `M\xf6ller` both became `M\ufffdller`), so it is refused unread.
+ */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()(
+  "UnsupportedMediaType",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 415 }),
 ) {}
 
 const taskPath = Schema.Struct({ task: Wire.TaskRef })
@@ -127,9 +138,11 @@ export class Api extends HttpApi.make("agentplane")
   .add(Admin)
   .addError(InvalidRequest)
   .addError(PayloadTooLarge)
+  .addError(UnsupportedMediaType)
   .addError(Forbidden)
   .addError(AuthorizerUnavailable)
-  // §8.2: a store outage is 503 (retry later); damage is 500.
-  .addError(Backend, { status: 503 })
+  // §8.2: a store outage is 503 (retry later), as `Unavailable` with its reason and never the
+  // driver's text (handlers convert `Backend` in `Guard.asTenant`); damage is 500.
+  .addError(Unavailable.Unavailable)
   .addError(Corrupt, { status: 500 })
   .annotate(OpenApi.Title, "agentplane operator API") {}

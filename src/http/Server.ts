@@ -6,7 +6,9 @@
  *
  * Refusals the platform would otherwise answer its own way are made §8.2's here: a request that
  * fails its schema is 422 (the platform says 400), malformed JSON is 422 (the platform dies, 500),
- * and a body over 1 MiB is 413 before any of it is read into a store.
+ * a body over 1 MiB is 413 before any of it is read into a store, and every body is read through
+ * `Body.strict`: a charset other than UTF-8 is 415, bytes that are not UTF-8 and JSON with a
+ * duplicated key, a lone surrogate or too deep a nesting are 422.
  */
 import { createServer } from "node:http"
 import { HttpApiBuilder, HttpApiScalar, type HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
@@ -15,9 +17,10 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
 import * as Delivery from "../runtime/Delivery.js"
 import type * as Stores from "../services/Stores.js"
-import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge } from "./Api.js"
+import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge, type UnsupportedMediaType } from "./Api.js"
 import * as Authentication from "./Authentication.js"
 import type { Authorizer } from "./Authorizer.js"
+import * as Body from "./Body.js"
 import type { Credentials } from "./Credentials.js"
 import * as Admin from "./handlers/Admin.js"
 import * as Cases from "./handlers/Cases.js"
@@ -55,7 +58,8 @@ export const refusals = HttpApiBuilder.middleware(Api, (app) =>
     // destroy the socket, and the client would see a reset instead of the 413.
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES) return yield* tooLarge
-    return yield* app
+    // Every route reads its body through `Body.strict`: charset, UTF-8 and strict JSON.
+    return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, Body.strict(request))
   }).pipe(
     Effect.catchAllCause((cause) => refine(cause)),
     // A chunked body with no declared length is cut off here.
@@ -90,7 +94,9 @@ export const layer = (
 const tooLarge = new PayloadTooLarge({ limit: MAX_BODY_BYTES, message: `the body exceeds ${MAX_BODY_BYTES} bytes` })
 
 // The app's error type says `never`, but its failures are the API's errors, hence the widening.
-const refine = <E>(cause: Cause.Cause<E>) => {
+const refine = <E>(
+  cause: Cause.Cause<E>,
+): Effect.Effect<never, E | InvalidRequest | PayloadTooLarge | UnsupportedMediaType> => {
   const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
   if (Option.isSome(failure) && failure.value instanceof HttpApiDecodeError) {
     const message = failure.value.issues
@@ -101,6 +107,7 @@ const refine = <E>(cause: Cause.Cause<E>) => {
   // The platform reads a JSON body with `orDie`, so malformed JSON and an overlong body arrive
   // as defects.
   const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect) && Body.isRefusal(defect.value)) return Effect.fail(defect.value)
   if (Option.isSome(defect) && HttpServerError.isServerError(defect.value)) {
     const error = defect.value
     if (error._tag === "RequestError" && error.reason === "Decode") {

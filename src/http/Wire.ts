@@ -13,9 +13,11 @@ import type { DeadLetter } from "../domain/Event.js"
 import { type CaseId, CaseId as CaseIdSchema, CaseVersion, parseCaseId, RunId, Seq, StepId } from "../domain/Ids.js"
 import type * as Journal from "../domain/Journal.js"
 import { Json } from "../domain/Json.js"
+import { MAX_KEY_VALUE_BYTES, MAX_KEYS, MAX_NAME_BYTES } from "../domain/Limits.js"
 import { Phase } from "../domain/Phase.js"
 import * as Task from "../domain/Task.js"
 import * as TaskId from "../domain/TaskId.js"
+import * as Text_ from "../domain/Text.js"
 import * as Time from "../domain/Time.js"
 import type * as Delivery from "../runtime/Delivery.js"
 
@@ -56,6 +58,22 @@ export const Name = Schema.String.pipe(
     s.length === 0 ? "must not be empty" : hasControl(s, false) ? "must not contain control characters" : true,
   ),
 )
+
+/**
+ * A `Name` of at most `maxBytes` UTF-8 bytes and well-formed: the bounds of `Limits`, checked at
+ * the boundary so the message names the wire field. OpenAPI's `maxLength` counts characters, so
+ * it is the byte limit as an upper bound and the description says bytes.
+ */
+export const BoundedName = (maxBytes: number) =>
+  Name.pipe(
+    Schema.filter(
+      (s) => (Text_.isWellFormed(s) ? (Text_.overLimit(s, maxBytes) ?? true) : "contains a lone surrogate"),
+      {
+        jsonSchema: { maxLength: maxBytes },
+        description: `non-empty, no control characters, at most ${maxBytes} bytes of UTF-8`,
+      },
+    ),
+  )
 
 /** Free text (a reason): lines and tabs allowed, other control characters refused. */
 export const Text = Schema.String.pipe(
@@ -110,13 +128,25 @@ export const limitOf = (limit: number | undefined): number => limit ?? DEFAULT_L
 /** Unknown fields are refused, every problem reported, so the message names each offending field. */
 const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
 
-export const KeyInput = Schema.Struct({ namespace: Name, value: Name }).annotations(strict)
+export const KeyInput = Schema.Struct({
+  namespace: BoundedName(MAX_NAME_BYTES),
+  value: BoundedName(MAX_KEY_VALUE_BYTES),
+}).annotations(strict)
+
+/** At most `MAX_KEYS` keys, counted before repeats are removed. */
+export const KeysInput = Schema.Array(KeyInput).pipe(
+  Schema.maxItems(MAX_KEYS, {
+    message: (issue) =>
+      `${Array.isArray(issue.actual) ? issue.actual.length : "too many"} correlation keys, over the limit of ${MAX_KEYS}`,
+    description: `at most ${MAX_KEYS} keys`,
+  }),
+)
 
 /** The native event shape: the caller is the source, so no `source` field. */
 export const NativeEvent = Schema.Struct({
-  id: Name,
-  kind: Name,
-  correlation: Schema.optionalWith(Schema.Array(KeyInput), { default: () => [] }),
+  id: BoundedName(MAX_NAME_BYTES),
+  kind: BoundedName(MAX_NAME_BYTES),
+  correlation: Schema.optionalWith(KeysInput, { default: () => [] }),
   payload: Schema.optionalWith(AnyJson, { default: () => null }),
 }).annotations({ ...strict, identifier: "NativeEvent" })
 

@@ -9,6 +9,7 @@ import { Effect, Either } from "effect"
 import type { InboundEvent } from "../../domain/Event.js"
 import { Delivery } from "../../runtime/Delivery.js"
 import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge } from "../Api.js"
+import * as Body from "../Body.js"
 import type { Caller } from "../Caller.js"
 import * as CloudEvents from "../CloudEvents.js"
 import * as Wire from "../Wire.js"
@@ -51,6 +52,9 @@ const parse = (request: HttpServerRequest.HttpServerRequest, caller: Caller) =>
           : new InvalidRequest({ message: `body: could not be read: ${e.message}` }),
       ),
     )
+    // Whichever the form, text in the body is UTF-8: another declared charset is 415, unread.
+    const refused = Body.charsetRefusal(request.headers["content-type"])
+    if (refused !== undefined) return yield* refused
     const media = (request.headers["content-type"] ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? ""
     const parsed: Either.Either<InboundEvent, string> =
       media === CloudEvents.STRUCTURED

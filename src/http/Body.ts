@@ -1,0 +1,88 @@
+/**
+ * Request bodies, read strictly and the same way on every route (§8.2). The platform decodes any
+ * body as UTF-8 whatever charset it declares and replaces invalid bytes with U+FFFD, so
+ * `cust-M\xfcller` and `cust-M\xf6ller` sent as ISO-8859-1 were one id; and it reads JSON with
+ * `JSON.parse`, where a duplicated key silently wins over the first. Here a declared charset other
+ * than UTF-8 is 415, bytes that are not UTF-8 are 422, and JSON text goes through
+ * `JsonText.parse` (duplicate keys, lone surrogates and nesting past `MAX_JSON_DEPTH` are 422).
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { Effect, Either } from "effect"
+import type { Json } from "../domain/Json.js"
+import * as JsonText from "../domain/JsonText.js"
+import * as Text from "../domain/Text.js"
+import { InvalidRequest, UnsupportedMediaType } from "./Api.js"
+
+/** Charset labels that name UTF-8 (WHATWG Encoding lists these three). */
+const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"])
+
+/**
+ * The 415 for a `Content-Type` that declares a charset other than UTF-8, or `undefined`. Every
+ * body agentplane reads as text is UTF-8; decoding another charset as UTF-8 would merge ids.
+ */
+export const charsetRefusal = (contentType: string | undefined): UnsupportedMediaType | undefined => {
+  if (contentType === undefined) return undefined
+  for (const parameter of contentType.split(";").slice(1)) {
+    const [name, ...rest] = parameter.split("=")
+    if (name?.trim().toLowerCase() !== "charset") continue
+    const label = rest
+      .join("=")
+      .trim()
+      .replace(/^"(.*)"$/, "$1")
+      .toLowerCase()
+    if (!UTF8_LABELS.has(label)) {
+      return new UnsupportedMediaType({
+        message: `content-type: charset ${JSON.stringify(label)} is not accepted; send UTF-8 (charset=utf-8 or none)`,
+      })
+    }
+  }
+  return undefined
+}
+
+/** The body as text: its charset (if declared) is UTF-8 and its bytes are UTF-8, or the refusal. */
+export const text = (
+  bytes: Uint8Array,
+  contentType: string | undefined,
+  what = "body",
+): Either.Either<string, UnsupportedMediaType | InvalidRequest> => {
+  const refused = charsetRefusal(contentType)
+  if (refused !== undefined) return Either.left(refused)
+  return Either.mapLeft(Text.decodeUtf8(bytes), (e) => new InvalidRequest({ message: `${what}: ${e}` }))
+}
+
+/** The body as strict JSON (`JsonText.parse`); an empty body is `null`, as the platform reads it. */
+export const json = (
+  bytes: Uint8Array,
+  contentType: string | undefined,
+  what = "body",
+): Either.Either<Json, UnsupportedMediaType | InvalidRequest> =>
+  Either.flatMap(text(bytes, contentType, what), (s) =>
+    s === ""
+      ? Either.right(null)
+      : Either.mapLeft(JsonText.parse(s), (e) => new InvalidRequest({ message: `${what}: not JSON: ${e}` })),
+  )
+
+/**
+ * `request` with `text` and `json` read strictly (above); everything else, `arrayBuffer` among
+ * it, is the request's own. Reading stays lazy, so a route still authenticates before it reads
+ * the body. A refusal is raised as a defect because the platform reads a payload with `orDie`;
+ * `Server.refusals` turns it back into the tagged error. The wrapper delegates by prototype, so
+ * the platform's getters keep reading the underlying Node request.
+ */
+export const strict = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
+  const contentType = request.headers["content-type"]
+  const bytes = Effect.runSync(Effect.cached(Effect.map(request.arrayBuffer, (b) => new Uint8Array(b))))
+  const read = <A>(decode: (bytes: Uint8Array) => Either.Either<A, UnsupportedMediaType | InvalidRequest>) =>
+    Effect.flatMap(bytes, (b) => Either.match(decode(b), { onLeft: Effect.die, onRight: Effect.succeed }))
+  return Object.create(request, {
+    arrayBuffer: {
+      get: () => Effect.map(bytes, (b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer),
+    },
+    text: { get: () => read((b) => text(b, contentType)) },
+    json: { get: () => read((b) => json(b, contentType)) },
+  }) as HttpServerRequest.HttpServerRequest
+}
+
+/** A defect that `strict` raised for a refused body, as the tagged error to answer with. */
+export const isRefusal = (u: unknown): u is UnsupportedMediaType | InvalidRequest =>
+  u instanceof UnsupportedMediaType || u instanceof InvalidRequest
