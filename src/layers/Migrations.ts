@@ -59,6 +59,10 @@ export const run: Effect.Effect<void, Backend, SqlClient.SqlClient> = Effect.gen
     pg: () =>
       dialect.write(
         Effect.gen(function* () {
+          // Longer bounds than a request's: a sibling's migration may hold the lock a while, and
+          // a migration's DDL may run long; both still end rather than hang start-up.
+          yield* sql`SET LOCAL lock_timeout = '60s'`
+          yield* sql`SET LOCAL statement_timeout = '10min'`
           yield* sql`SELECT pg_advisory_xact_lock(hashtext('agentplane.migrations'))`
           yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
             migration_id integer PRIMARY KEY,

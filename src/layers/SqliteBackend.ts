@@ -3,37 +3,57 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Config, Effect, Layer } from "effect"
+import { Cause, Config, Duration, Effect, Layer, Option } from "effect"
 import { Backend } from "../errors/StoreError.js"
 import * as Sql from "./internal/Sql.js"
 import * as Migrations from "./Migrations.js"
 import * as SqlStores from "./SqlStores.js"
 
 export interface Options {
-  /** The database file; created when missing. `:memory:` works for throwaway use. */
+  /** The database file; created when missing (its directory must exist). */
   readonly filename: string
+  /**
+   * How long a write waits for another process's write lock (a CLI `sweep` beside `serve`)
+   * before failing with `busy`. better-sqlite3 waits synchronously, holding the event loop, so
+   * this is kept short. Default 5 s, or `AGENTPLANE_SQLITE_BUSY_TIMEOUT` (an Effect duration).
+   */
+  readonly busyTimeout?: Duration.DurationInput
 }
+
+/** The busy timeout when neither the options nor the environment give one. */
+export const DEFAULT_BUSY_TIMEOUT = Duration.seconds(5)
 
 /**
  * The SQLite client with the settings the stores rely on: foreign keys enforced (off by default
  * in SQLite, and `NotFound` for a missing parent comes from them) and a busy timeout, so a
- * second process on the file (a CLI sweep beside the server) waits for the lock instead of failing.
+ * second process on the file waits for the lock a bounded while instead of failing at once.
+ * A file that cannot be opened fails with `Backend` naming the path and the reason.
  */
-export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, Backend> => {
-  const client = SqliteClient.layer({ filename: options.filename })
-  const pragmas = Layer.effectDiscard(
-    Effect.flatMap(SqliteClient.SqliteClient, (sql) =>
-      Effect.zipRight(sql`PRAGMA foreign_keys = ON`, sql`PRAGMA busy_timeout = 5000`),
-    ).pipe(Sql.orBackend),
+export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, Backend> =>
+  Layer.unwrapEffect(
+    Effect.map(busyTimeoutMs(options), (busyMs) => {
+      const client = SqliteClient.layer({ filename: options.filename })
+      const pragmas = Layer.effectDiscard(
+        Effect.flatMap(SqliteClient.SqliteClient, (sql) =>
+          // The first statement reads the file: a file that is not a database fails here.
+          Effect.zipRight(sql`PRAGMA foreign_keys = ON`, sql.unsafe(`PRAGMA busy_timeout = ${busyMs}`)),
+        ),
+      )
+      return Layer.provideMerge(pragmas, client).pipe(
+        Layer.catchAllCause((cause) => Layer.fail(cannotOpen(options.filename, cause))),
+      )
+    }),
   )
-  return Layer.provideMerge(pragmas, client).pipe(
-    Layer.catchAll((e) => Layer.fail(e instanceof Backend ? e : new Backend({ detail: String(e) }))),
-  )
-}
 
 /** Every store on the SQLite file `options.filename`, migrated. */
 export const layer = (options: Options): Layer.Layer<SqlStores.Stores, Backend> =>
-  SqlStores.layer.pipe(Layer.provide(Migrations.layer), Layer.provide(layerClient(options)))
+  SqlStores.layer.pipe(
+    Layer.provide(
+      // A read-only file or directory first fails at the migration's write: named too.
+      Layer.catchAll(Migrations.layer, (e) => Layer.fail(atPath(options.filename, e))),
+    ),
+    Layer.provide(layerClient(options)),
+  )
 
 /** As `layer`, reading the filename from `AGENTPLANE_STORE` (default `./agentplane.db`). */
 export const layerConfig: Layer.Layer<SqlStores.Stores, Backend> = Layer.unwrapEffect(
@@ -43,3 +63,45 @@ export const layerConfig: Layer.Layer<SqlStores.Stores, Backend> = Layer.unwrapE
     Effect.mapError((e) => new Backend({ detail: `configuration: ${e.message}` })),
   ),
 )
+
+// internal
+
+const busyTimeoutMs = (options: Options): Effect.Effect<number, Backend> =>
+  (options.busyTimeout === undefined
+    ? Effect.map(Config.option(Config.duration("AGENTPLANE_SQLITE_BUSY_TIMEOUT")), (d) =>
+        Option.getOrElse(d, () => DEFAULT_BUSY_TIMEOUT),
+      )
+    : Effect.succeed(Duration.decode(options.busyTimeout))
+  ).pipe(
+    Effect.map((d) => Math.max(0, Math.round(Duration.toMillis(d)))),
+    Effect.mapError((e) => new Backend({ detail: `backend: configuration: ${e.message}` })),
+  )
+
+/**
+ * Why the file cannot serve, by SQLite's code where it gives one. better-sqlite3 throws from its
+ * constructor (a defect inside the client layer) when the directory is missing.
+ */
+const cannotOpen = (filename: string, cause: Cause.Cause<unknown>): Backend => {
+  const error = Option.getOrUndefined(Cause.failureOption(cause)) ?? Option.getOrUndefined(Cause.dieOption(cause))
+  const driver = Sql.isSqlError(error) ? error.cause : error
+  const code = (driver as { code?: unknown } | undefined)?.code
+  const text = driver instanceof Error ? driver.message : String(driver)
+  const reason =
+    code === "SQLITE_NOTADB"
+      ? "the file is not a SQLite database"
+      : code === "SQLITE_CANTOPEN" || /directory does not exist/i.test(text)
+        ? /directory does not exist/i.test(text)
+          ? "its directory does not exist"
+          : "the file cannot be opened"
+        : code === "SQLITE_READONLY" || code === "SQLITE_PERM" || code === "EACCES"
+          ? "the file or its directory is not writable"
+          : text
+  return new Backend({ detail: `connect_failed: cannot open the SQLite store ${JSON.stringify(filename)}: ${reason}` })
+}
+
+const atPath = (filename: string, e: Backend): Backend =>
+  /readonly|read-only|not writable/i.test(e.detail)
+    ? new Backend({
+        detail: `connect_failed: cannot open the SQLite store ${JSON.stringify(filename)}: the file or its directory is not writable`,
+      })
+    : e

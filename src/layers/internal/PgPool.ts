@@ -18,7 +18,18 @@ import pg from "pg"
 export interface Options {
   readonly url: string
   readonly maxConnections?: number
+  /** Server-side bound on one statement (`statement_timeout`), milliseconds; 0 for none. */
+  readonly statementTimeoutMs: number
+  /** Server-side bound on waiting for one lock (`lock_timeout`), milliseconds; 0 for none. */
+  readonly lockTimeoutMs: number
+  /** How long a verb waits for a pooled connection when every one is busy, milliseconds. */
+  readonly acquireTimeoutMs: number
+  /** How long opening a new connection may take, TCP to authenticated, milliseconds. */
+  readonly connectTimeoutMs: number
 }
+
+/** The user when the URL names none: explicit, since pg's own default is `$USER`, unset under many service managers. */
+export const DEFAULT_USER = "postgres"
 
 /** `@effect/sql-pg`'s client for `options`, over a pool that drops terminated connections. */
 export const layer = (options: Options) =>
@@ -26,10 +37,22 @@ export const layer = (options: Options) =>
     acquire: Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
+          const target = targetOf(options.url)
           const pool = new pg.Pool({
             connectionString: options.url,
+            // A user in the URL wins over this (pg parses the URL over the config).
+            user: target.user,
             ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
             application_name: "agentplane",
+            // Sent at connect, so every statement on every connection is bounded by the server:
+            // a table lock held elsewhere fails a verb within the lock timeout instead of hanging
+            // it (and its HTTP request) for as long as the lock is held.
+            statement_timeout: options.statementTimeoutMs,
+            lock_timeout: options.lockTimeoutMs,
+            // pg-pool bounds both the wait for a busy pool and a new connection by this value;
+            // the client class below bounds a new connection by the connect timeout as well.
+            connectionTimeoutMillis: options.acquireTimeoutMs,
+            Client: withConnectTimeout(options.connectTimeoutMs),
           })
           // As `@effect/sql-pg` does: an idle client's socket error is the pool's to handle.
           pool.on("error", () => undefined)
@@ -53,18 +76,92 @@ export const layer = (options: Options) =>
               }
             })
             .catch(async (error: unknown) => {
-              await pool.end()
+              await pool.end().catch(() => undefined)
               throw error
             })
           return pool
         },
-        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
+        catch: (cause) =>
+          new SqlError({
+            cause,
+            message: `cannot connect to PostgreSQL ${describeTarget(targetOf(options.url))}: ${describeConnectFailure(cause, targetOf(options.url), options)}`,
+          }),
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000)),
     ),
   })
 
 // internal
+
+interface Target {
+  readonly host: string
+  readonly port: string
+  readonly database: string
+  readonly user: string
+}
+
+/** Where `url` points, with the user pg will connect as; a URL pg cannot parse fails at connect. */
+const targetOf = (url: string): Target => {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined
+  const user =
+    parsed !== undefined && parsed.username !== ""
+      ? decodeURIComponent(parsed.username)
+      : (process.env.PGUSER ?? DEFAULT_USER)
+  const database =
+    parsed !== undefined && parsed.pathname.length > 1 ? decodeURIComponent(parsed.pathname.slice(1)) : user
+  return { host: parsed?.hostname || "localhost", port: parsed?.port || "5432", database, user }
+}
+
+const describeTarget = (t: Target) =>
+  `at ${t.host}:${t.port}, database ${JSON.stringify(t.database)}, user ${JSON.stringify(t.user)}`
+
+/**
+ * Which of the ways a connection fails this was, in the operator's terms; the driver's own
+ * message only when none fits. Read by the code first (SQLSTATE or errno), never by wording alone.
+ */
+const describeConnectFailure = (cause: unknown, t: Target, options: Options): string => {
+  const error = cause instanceof Error ? (cause as Error & { code?: string }) : undefined
+  const code = error?.code ?? (error?.cause as { code?: string } | undefined)?.code
+  const text = error?.message ?? String(cause)
+  switch (code) {
+    case "ECONNREFUSED":
+      return `connection refused: nothing listens on ${t.host}:${t.port}`
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `host ${JSON.stringify(t.host)} not found`
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+    case "ETIMEDOUT":
+      return `no route to ${t.host}:${t.port} (${code})`
+    case "3D000":
+      return `database ${JSON.stringify(t.database)} does not exist`
+    case "28000":
+      return `the server refused user ${JSON.stringify(t.user)}: ${text}`
+    case "28P01":
+      return `password authentication failed for user ${JSON.stringify(t.user)}`
+    case "53300":
+      return "the server has no connection slots left (too many connections)"
+    case "57P03":
+      return "the server is starting up or shutting down"
+  }
+  if (/timeout/i.test(text)) {
+    return `no answer within ${Math.min(options.connectTimeoutMs, options.acquireTimeoutMs)} ms (connect timeout)`
+  }
+  if (/password/i.test(text)) return `user ${JSON.stringify(t.user)} needs a password, and the URL gives none`
+  return text
+}
+
+/** pg's client with a connect timeout of its own, apart from the pool's acquire timeout. */
+const withConnectTimeout = (ms: number): typeof pg.Client =>
+  class extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(
+        typeof config === "string"
+          ? { connectionString: config, connectionTimeoutMillis: ms }
+          : { ...config, connectionTimeoutMillis: ms },
+      )
+    }
+  }
 
 /**
  * FATAL and PANIC end the backend. Severity can be localised by `lc_messages`, so the SQLSTATE

@@ -79,19 +79,35 @@ const unprepared = (conn: Connection, statement: string) =>
  * to draw it failed; the ROLLBACK fails on the dead socket, which tells the pool to drop it.
  * sqlite: a COMMIT refused as busy leaves the transaction open on the one shared connection.
  */
-const transaction = (sql: SqlClient.SqlClient, begin: string) =>
-  SqlClient.makeWithTransaction({
+const transaction = (sql: SqlClient.SqlClient, begin: string) => {
+  // Connections whose BEGIN succeeded. @effect/sql rolls back after any failure, a failed BEGIN
+  // included, and a ROLLBACK with no transaction fails ("cannot rollback - no transaction is
+  // active") in place of the real cause: SQLite's SQLITE_BUSY, when another process held the
+  // write lock past the busy timeout, or pg's error on a dead connection.
+  const begun = new WeakSet<Connection>()
+  return SqlClient.makeWithTransaction({
     transactionTag: SqlClient.TransactionConnection,
     spanAttributes: [],
     acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
       Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const),
     ),
-    begin: (conn) => unprepared(conn, begin),
+    begin: (conn) => Effect.tap(unprepared(conn, begin), () => Effect.sync(() => begun.add(conn))),
     savepoint: (conn, id) => unprepared(conn, `SAVEPOINT effect_sql_${id}`),
-    commit: (conn) => Effect.tapError(unprepared(conn, "COMMIT"), () => Effect.ignore(unprepared(conn, "ROLLBACK"))),
-    rollback: (conn) => unprepared(conn, "ROLLBACK"),
+    commit: (conn) =>
+      unprepared(conn, "COMMIT").pipe(
+        Effect.tapError(() => Effect.ignore(unprepared(conn, "ROLLBACK"))),
+        Effect.ensuring(Effect.sync(() => begun.delete(conn))),
+      ),
+    rollback: (conn) =>
+      begun.has(conn)
+        ? Effect.ensuring(
+            unprepared(conn, "ROLLBACK"),
+            Effect.sync(() => begun.delete(conn)),
+          )
+        : Effect.void,
     rollbackSavepoint: (conn, id) => unprepared(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
   })
+}
 
 // @effect/sql turns a failed COMMIT into a defect. A commit whose outcome is unknown (the
 // connection dropped) is a backend failure the caller must hear about and may retry, not a crash.
@@ -104,9 +120,11 @@ export const isSqlError = (u: unknown): u is SqlError => u instanceof SqlError
 
 /** The driver's code for a failed statement: pg's SQLSTATE or better-sqlite3's `SQLITE_…` code. */
 const codeOf = (error: SqlError): string | undefined => {
-  const cause = error.cause
-  if (typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string") {
-    return cause.code
+  // pg-pool and @effect/sql-pg may wrap the driver's error once more (`cause.cause`).
+  for (let cause: unknown = error.cause, depth = 0; depth < 3; depth++) {
+    if (typeof cause !== "object" || cause === null) return undefined
+    if ("code" in cause && typeof cause.code === "string") return cause.code
+    cause = "cause" in cause ? cause.cause : undefined
   }
   return undefined
 }
@@ -123,10 +141,41 @@ export const isForeignKeyViolation = (error: SqlError): boolean => {
   return code === "23503" || code === "SQLITE_CONSTRAINT_FOREIGNKEY"
 }
 
-/** Wraps the driver's error so that `SqlError` never leaves `src/layers`. */
+/**
+ * Why a backend failed, as far as a caller can act on it. `Backend.detail` begins with one of
+ * these and ": " (the HTTP layer answers with the reason and keeps the rest for the log), since
+ * `Backend` itself carries only its detail.
+ */
+export type Reason = "lock_timeout" | "statement_timeout" | "pool_exhausted" | "connect_failed" | "busy" | "backend"
+
+/** The reason of a driver error: by pg's SQLSTATE, SQLite's code or Node's errno; by pg-pool's wording where it has no code. */
+export const reasonOf = (error: SqlError): Reason => {
+  const code = codeOf(error) ?? ""
+  const text = `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}`
+  if (code === "55P03") return "lock_timeout"
+  // 57014 is any cancellation; the server names the statement timeout in its message.
+  if (code === "57014" && /statement timeout/i.test(text)) return "statement_timeout"
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return "busy"
+  // pg-pool's own error for a wait on a full pool that outlasted the acquire timeout.
+  if (/timeout exceeded when trying to connect/i.test(text)) return "pool_exhausted"
+  if (
+    code.startsWith("08") ||
+    code.startsWith("57P") ||
+    CONNECTION_ERRNOS.has(code) ||
+    /connection terminated|connection timeout|cannot connect to PostgreSQL/i.test(text)
+  ) {
+    return "connect_failed"
+  }
+  return "backend"
+}
+
+const CONNECTION_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT"])
+
+/** Wraps the driver's error so that `SqlError` never leaves `src/layers`; the detail leads with its `Reason`. */
 export const backend = (error: SqlError): Backend => {
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
-  return new Backend({ detail: `${error.message}${cause}` })
+  const cause =
+    error.cause instanceof Error && !error.message.includes(error.cause.message) ? `: ${error.cause.message}` : ""
+  return new Backend({ detail: `${reasonOf(error)}: ${error.message}${cause}` })
 }
 
 /** Turns every remaining `SqlError` of a verb into `Backend`. */
