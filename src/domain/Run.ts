@@ -4,18 +4,12 @@
  */
 import { Data, Option, Schema } from "effect"
 import { InvalidBudget } from "../errors/RuntimeError.js"
+import type * as Journal from "./Journal.js"
 import type { Json } from "./Json.js"
 import { Amount } from "./Quota.js"
 
 /** Why a suspended run waits (§6.2 `RunSuspended.reason`). */
-export type SuspendReason =
-  | {
-      readonly reason: "awaiting_event"
-      readonly kind: string
-      readonly correlation: Json
-      readonly until: number | null
-    }
-  | { readonly reason: "awaiting_time"; readonly until: number }
+export type SuspendReason = typeof Journal.SuspendReason.Type
 
 /** Which ceiling a budget refusal names (§7.3). `recorded` is the runtime's fixed cap on journal records per run. */
 export const LimitLabel = Schema.Literal(

@@ -13,7 +13,9 @@ import type { Phase } from "../domain/Phase.js"
 import * as Run from "../domain/Run.js"
 import type { Tenant } from "../domain/Tenant.js"
 import { CaseStore } from "../services/CaseStore.js"
+import type { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
+import type { TimerStore } from "../services/TimerStore.js"
 import * as Builtins from "./Builtins.js"
 import type * as EffectKind from "./EffectKind.js"
 import * as Execution from "./Execution.js"
@@ -22,9 +24,10 @@ import * as Protocol from "./Protocol.js"
 import { isGroup } from "./RunDefinition.js"
 import type * as Step from "./Step.js"
 import * as StepCtx from "./StepCtx.js"
+import * as Waits from "./Waits.js"
 
 type Exec = Execution.Execution
-export type Needs = CaseStore | JournalStore | Tenant | Calendar
+export type Needs = CaseStore | JournalStore | EventStore | TimerStore | Tenant | Calendar
 
 /** What an execution came to, before the caller turns stops into errors. */
 export interface Verdict {
@@ -88,7 +91,7 @@ const runPlan = (exec: Exec): Effect.Effect<Ended, never, Needs> =>
   })
 
 const rank = (e: Ended): number =>
-  e._tag === "Stopped" ? (e.stop._tag === "Quarantine" ? 4 : 5) : e._tag === "Failed" || e._tag === "Cancelled" ? 3 : 0
+  e._tag === "Stopped" ? Execution.severity(e.stop) : e._tag === "Failed" || e._tag === "Cancelled" ? 3 : 0
 
 /** One forward step; undefined when it finished. */
 const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended | undefined, never, Needs> =>
@@ -255,6 +258,12 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
     meetDeadline: (name) => transition(name, "met"),
     cancelDeadline: (name) => transition(name, "cancelled"),
     note: (text) => record({ kind: "Note", text }),
+    awaitEvent: (spec) => Effect.suspend(() => Waits.awaitEvent(exec, where, next(), spec, services)),
+    sleepUntil: (until) => Effect.suspend(() => Waits.sleepUntil(exec, where, next(), until, services)),
+    sleep: (seconds) =>
+      Effect.flatMap(now, (from) =>
+        Effect.suspend(() => Waits.sleepUntil(exec, where, next(), from + seconds, services)),
+      ),
   }
 }
 
@@ -391,6 +400,19 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
           case "Contract": {
             const message = `plan contract: ${stop.detail}`
             return yield* finish("failed", Option.some(message), Run.RunStatus.Failed({ message }))
+          }
+          case "Suspend": {
+            // Not a conclusion: the run waits, resumable by whatever answers it (§7.6, §7.8).
+            exec.writer.stage(
+              append(exec, at(exec, stop.step, "forward"), { kind: "RunSuspended", reason: stop.reason }),
+            )
+            const status = Run.RunStatus.Suspended({ reason: stop.reason })
+            return yield* exec.writer.flush().pipe(
+              Effect.as({ status, stop: Option.none<Execution.Stop>() }),
+              Effect.catchAll((error) =>
+                Effect.succeed({ status, stop: Option.some(Execution.Stop.Store({ error })) }),
+              ),
+            )
           }
           default:
             // Overrun, a store failure or a crash: nothing more is written; the caller reports it.

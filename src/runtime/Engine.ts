@@ -3,11 +3,13 @@
  * raise. Each builds an execution (history, writer, lease) and hands it to the driver; every exit
  * but a test crash releases the lease and the quota slot and accrues spend, best effort.
  */
-import { Clock, Duration, Effect, Fiber, Option, Schedule, Schema } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Option, Schedule, Schema } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
 import * as CaseM from "../domain/Case.js"
 import type { CorrelationKey } from "../domain/CorrelationKey.js"
+import type * as EffectKey from "../domain/EffectKey.js"
+import type { InboundEvent } from "../domain/Event.js"
 import { type CaseId, type Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { type Json, Json as JsonSchema } from "../domain/Json.js"
@@ -16,21 +18,28 @@ import * as Run from "../domain/Run.js"
 import { Tenant } from "../domain/Tenant.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
 import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
+import type { Backend } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
+import { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
 import { QuotaStore } from "../services/QuotaStore.js"
 import type * as Stores from "../services/Stores.js"
+import { TimerStore } from "../services/TimerStore.js"
 import * as Driver from "./Driver.js"
 import * as Execution from "./Execution.js"
 import * as History from "./History.js"
 import { type Any as AnyDefinition, frozen, type Registered, Registry, type RunDefinition } from "./RunDefinition.js"
-import { Crashed, type Options, type ReplayReport, type RunResult } from "./Runtime.js"
+import { Crashed, Delivered, type Options, type ReplayReport, type RunResult } from "./Runtime.js"
+import * as Waits from "./Waits.js"
 import * as Writer from "./Writer.js"
 
 export type Binding =
   | { readonly _tag: "None" }
   | { readonly _tag: "Keys"; readonly kind: string; readonly keys: ReadonlyArray<CorrelationKey> }
   | { readonly _tag: "Case"; readonly case: CaseId }
+
+/** The source a fired timer's answer is recorded with. */
+export const TIMER_SOURCE = "agentplane://timer"
 
 const SEALED: ReadonlySet<string> = new Set(["succeeded", "quarantined", "cancelled", "compensated", "swept"])
 
@@ -48,6 +57,9 @@ export const make = (options: Options) =>
     const crash = options.crash ?? (() => false)
     const fakes = options.fakes ?? {}
     const fake = (kind: string) => (Object.hasOwn(fakes, kind) ? fakes[kind] : undefined)
+    const timers = yield* TimerStore
+    const background = yield* FiberSet.make()
+    const wakers = yield* Effect.makeSemaphore(Math.max(1, options.wakeConcurrency ?? 16))
     const nowSecs = Clock.currentTimeMillis.pipe(Effect.map((ms) => Math.floor(ms / 1000)))
 
     const registered = (def: AnyDefinition) =>
@@ -405,7 +417,126 @@ export const make = (options: Options) =>
         onSome: (k) => Effect.succeed(Option.some(k)),
       })
 
-    return { admit, onceKey, resume: (run: RunId) => resume(run), replay, cancel, raiseBudget }
+    /**
+     * Answers a run's wait and resumes it (§7.9 resumeSubscription, §7.10 timers): take the run's
+     * lease, retrying a live one with doubling backoff from 25 ms to 1 s; if its owner is still
+     * live, leave the answer to it (`Busy`). Otherwise record the answer under the wait's effect
+     * unless the journal already has one, drop the wait, and resume the run under the same lease
+     * in the background, so the caller (an HTTP delivery, a sweep) is not held by the run's next
+     * effects. Background resumes run at most `wakeConcurrency` at a time; on shutdown they are
+     * interrupted, their leases lapse, and the sweeper's recovery pass resumes them.
+     */
+    const wake = (
+      run: RunId,
+      effect: EffectKey.EffectKey,
+      output: Json,
+      source: string,
+      release: Effect.Effect<void, Backend, Tenant>,
+    ) =>
+      Effect.gen(function* () {
+        const lease = yield* journal.acquire(run, owner, ttl).pipe(
+          Effect.retry({
+            while: (e) => e._tag === "LeaseHeld",
+            schedule: Schedule.exponential(Duration.millis(25)).pipe(
+              Schedule.union(Schedule.spaced(Duration.seconds(1))),
+              Schedule.intersect(Schedule.recurs(6)),
+            ),
+          }),
+          Effect.map(Option.some),
+          Effect.catchTag("LeaseHeld", () => Effect.succeed(Option.none())),
+        )
+        if (Option.isNone(lease)) return "Busy" as const
+        const epoch = lease.value.epoch
+        const giveBack = Effect.ignore(journal.releaseLease(run, epoch))
+        const records = yield* Effect.tapError(journal.read(run, 1), () => giveBack)
+        const started = records.find((r) => r.kind.kind === "EffectStarted" && Option.contains(r.effectKey, effect))
+        if (started === undefined) {
+          yield* giveBack
+          return "NotWaiting" as const
+        }
+        const answered = records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, effect))
+        if (!answered) {
+          yield* Effect.tapError(
+            journal.append(run, epoch, [Waits.done(started, effect, output, source)]),
+            () => giveBack,
+          )
+        }
+        yield* Effect.tapError(release, () => giveBack)
+        const tenant = yield* Tenant
+        const resumed = Effect.gen(function* () {
+          const loaded = yield* load(run)
+          yield* refuseSealed(run, loaded.history)
+          return yield* resumeLoaded(run, loaded, epoch, loaded.entry)
+        }).pipe(
+          Effect.tapErrorCause((cause) => Effect.logWarning("agentplane.run.wake_failed", cause)),
+          Effect.ignore,
+          wakers.withPermits(1),
+          Effect.provideService(Tenant, tenant),
+        )
+        yield* FiberSet.run(background, resumed)
+        return "Resumed" as const
+      })
+
+    /** §7.10 pass 5: fires up to `limit` due timers, each recorded as `{"fired_at": fireAt}` (the due instant, not the sweep's). */
+    const fireTimers = (now: number, limit: number) =>
+      Effect.gen(function* () {
+        const due = yield* timers.claimDue(now as never, limit)
+        let fired = 0
+        let failed = 0
+        for (const t of due) {
+          const woke = yield* Effect.either(
+            wake(t.run, t.effect, { fired_at: t.fireAt }, TIMER_SOURCE, timers.disarm(t.run, t.effect)),
+          )
+          if (woke._tag === "Right" && woke.right === "Resumed") fired += 1
+          else failed += 1
+        }
+        return { fired, failed, saturated: due.length >= limit }
+      })
+
+    const events = yield* EventStore
+    const deliver = (event: InboundEvent) =>
+      Effect.gen(function* () {
+        const now = yield* nowSecs
+        const accepted = yield* events.accept(event, now as never)
+        switch (accepted._tag) {
+          case "Duplicate":
+            return Delivered.Duplicate()
+          case "Buffered":
+            return Delivered.Buffered()
+          case "Matched": {
+            const sub = accepted.subscription
+            const woke = yield* wake(
+              sub.run,
+              sub.effect,
+              event.payload,
+              event.source,
+              events.unsubscribe(sub.run, sub.effect),
+            ).pipe(
+              Effect.catchAll((e) =>
+                // The event is claimed for the run, so a later claimFor or redelivery still finds it.
+                Effect.as(Effect.logWarning("agentplane.delivery.resume_failed", e), "Busy" as const),
+              ),
+            )
+            if (woke === "Resumed") return Delivered.Resumed({ run: sub.run })
+            // Its owner is live: put the wait back; the owner's claimFor finds the event, claimed for its run.
+            yield* events.subscribe(sub, now as never)
+            return Delivered.Buffered()
+          }
+        }
+      })
+
+    return {
+      admit,
+      onceKey,
+      deliver,
+      resume: (run: RunId) => resume(run),
+      replay,
+      cancel,
+      raiseBudget,
+      wake,
+      fireTimers,
+      idle: FiberSet.awaitEmpty(background),
+    }
   })
 
 /** The conclusion a status stands for, given the journal (a failed run that compensated concludes `compensated`). */

@@ -29,6 +29,8 @@ export type Stop = Data.TaggedEnum<{
   Contract: { readonly detail: string }
   Store: { readonly error: Writer.WriteError | Backend | Corrupt }
   Crash: { readonly point: CrashPoint }
+  /** A wait missed (§7.6, §7.8): the run suspends at `step` until a delivery or a timer wakes it. */
+  Suspend: { readonly reason: Run.SuspendReason; readonly step: number }
 }>
 export const Stop = Data.taggedEnum<Stop>()
 
@@ -92,9 +94,26 @@ export const make = (fields: {
 /** Records the first stop and interrupts the calling fiber; later stops keep the first. */
 export const halt = (exec: Execution, stop: Stop): Effect.Effect<never> =>
   Effect.suspend(() => {
-    if (Option.isNone(exec.stop)) exec.stop = Option.some(stop)
+    // Parallel siblings may stop for different reasons; the worst wins (§7.2), ties keep the first.
+    if (Option.isNone(exec.stop) || severity(stop) > severity(exec.stop.value)) exec.stop = Option.some(stop)
     return Effect.interrupt
   })
+
+/** How a stop ranks against a sibling's: the §7.2 order, with aborts (a store failure, a crash, an overrun) above all. */
+export const severity = (stop: Stop): number => {
+  switch (stop._tag) {
+    case "Suspend":
+      return 1
+    case "Exhaust":
+      return 2
+    case "Contract":
+      return 3
+    case "Quarantine":
+      return 4
+    default:
+      return 5
+  }
+}
 
 /** Where a record is stamped. */
 export interface At {

@@ -294,6 +294,8 @@ const live = <A, I, E, R>(
     if (exec.mode === "strict") {
       return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
     }
+    // A sibling stopped the execution: start no new act, end at this boundary instead.
+    if (Option.isSome(exec.stop)) return yield* Effect.interrupt
     if (!announced) {
       yield* checkBudget(exec, at)
       const announcement = started(at, kind, ordinal, argsJson, key, attempt, backoffMs)

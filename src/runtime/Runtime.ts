@@ -2,9 +2,10 @@
  * The Runtime service (§7.4): admits runs, resumes them from their journal, replays them
  * strictly, cancels them and raises their budgets. Every method acts for the `Tenant` in context.
  */
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import type { CorrelationKey } from "../domain/CorrelationKey.js"
+import type { InboundEvent } from "../domain/Event.js"
 import type { CaseId, RunId } from "../domain/Ids.js"
 import type * as Journal from "../domain/Journal.js"
 import type { Json } from "../domain/Json.js"
@@ -43,6 +44,14 @@ export interface ReplayReport {
 
 /** A test crash (`Options.crash`): the execution stopped at `point` as if its process died; nothing was cleaned up. */
 export class Crashed extends Data.TaggedError("Crashed")<{ readonly run: RunId; readonly point: CrashPoint }> {}
+
+/** What a delivery did (§7.9): it resumed a run, it waits in the buffer, or its (source, id) was known. */
+export type Delivered = Data.TaggedEnum<{
+  Resumed: { readonly run: RunId }
+  Buffered: Record<never, never>
+  Duplicate: Record<never, never>
+}>
+export const Delivered = Data.taggedEnum<Delivered>()
 
 export type AdmissionError =
   | Halted
@@ -112,6 +121,18 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
     ) => Effect.Effect<ReplayReport, PlanContract | ReplayOverrun | Backend | Corrupt | Crashed, Tenant>
     /** Stores a cancellation request (`true` for the first), honoured at the run's next step boundary. */
     readonly cancel: (run: RunId, actor: string, reason: string) => Effect.Effect<boolean, Backend, Tenant>
+    /** Delivers an event (§7.9): buffered and matched in one step; a matched wait is answered and its run resumed in the background (`Resumed`); a live owner keeps the answer for itself (`Buffered`). */
+    readonly deliver: (event: InboundEvent) => Effect.Effect<Delivered, Backend | Corrupt, Tenant>
+    /** §7.10 pass 5: fires up to `limit` timers due at the clock's now and resumes their runs; `saturated` when the batch was full. */
+    readonly fireTimers: (
+      limit: number,
+    ) => Effect.Effect<
+      { readonly fired: number; readonly failed: number; readonly saturated: boolean },
+      Backend | Corrupt,
+      Tenant
+    >
+    /** Waits until every run resumed in the background has stopped (tests, shutdown). */
+    readonly idle: Effect.Effect<void>
     /** Raises an unsealed run's budget (`BudgetReadmitted`) and resumes it; a forbidden 0 is `InvalidBudget`. */
     readonly raiseBudget: (
       run: RunId,
@@ -131,6 +152,8 @@ export interface Options {
   readonly quota?: (tenant: string) => Quota.TenantQuota
   /** Tests only: stop an execution at a boundary as if the process died there. */
   readonly crash?: (point: CrashPoint, kind: string, attempt: number) => boolean
+  /** How many woken runs resume in the background at once; default 16. */
+  readonly wakeConcurrency?: number
   /** Tests only: acts that replace the declared act of an effect kind, by kind string. */
   readonly fakes?: Readonly<Record<string, Fake>>
 }
@@ -140,7 +163,7 @@ export type Fake = (args: unknown, attempt: EffectKind.Attempt) => Effect.Effect
 
 /** The runtime over the stores, the registry of definitions and a calendar. */
 export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores.Stores | Registry | Calendar> =>
-  Layer.effect(
+  Layer.scoped(
     Runtime,
     Effect.map(Engine.make(options), (a) =>
       Runtime.of({
@@ -159,6 +182,10 @@ export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores
         replay: a.replay,
         cancel: a.cancel,
         raiseBudget: a.raiseBudget,
+        deliver: a.deliver,
+        fireTimers: (limit) =>
+          Effect.flatMap(Clock.currentTimeMillis, (ms) => a.fireTimers(Math.floor(ms / 1000), limit)),
+        idle: a.idle,
       }),
     ),
   )

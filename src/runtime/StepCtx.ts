@@ -12,6 +12,7 @@ import type { Phase } from "../domain/Phase.js"
 import type { Timestamp } from "../domain/Time.js"
 import type { CaseConflict, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
 import type { Call, EffectKind } from "./EffectKind.js"
+import type * as Waits from "./Waits.js"
 
 /** The answers of `cx.all`, position for position. */
 export type Answers<T extends ReadonlyArray<Call<unknown, unknown, unknown>>> = {
@@ -51,6 +52,12 @@ export interface Service {
   readonly cancelDeadline: (name: string) => Effect.Effect<{ readonly from: DeadlineState }, NotFound>
   /** Journals a note (a `Note` record). */
   readonly note: (text: string) => Effect.Effect<void>
+  /** Effect `event.await` (§7.6): the first event of `kind` on any key, found in the buffer or delivered later; the run suspends until then. The payload is untrusted. */
+  readonly awaitEvent: (spec: Waits.AwaitSpec) => Effect.Effect<Waits.Received>
+  /** Effect `timer.sleep` (§7.8): suspends until `seconds` after the journaled clock. */
+  readonly sleep: (seconds: number) => Effect.Effect<void>
+  /** Effect `timer.sleep` (§7.8): suspends until the instant (whole seconds). */
+  readonly sleepUntil: (until: number) => Effect.Effect<void>
 }
 
 export class StepCtx extends Context.Tag("agentplane/StepCtx")<StepCtx, Service>() {}

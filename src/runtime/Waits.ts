@@ -1,0 +1,277 @@
+/**
+ * Durable waits (§7.6, §7.8): a step asks for an event or a moment, and the run suspends until a
+ * delivery or a timer answers. The announce is durable before the subscription or timer is
+ * written, and the buffer is read after the subscription is durable, so an event that arrived
+ * early is found, one that arrives late finds the subscription, and nothing falls between them.
+ */
+import { type Context, Effect, Option } from "effect"
+import type { CorrelationKey } from "../domain/CorrelationKey.js"
+import * as EffectKey from "../domain/EffectKey.js"
+import { Subscription } from "../domain/Event.js"
+import * as Journal from "../domain/Journal.js"
+import type { Json } from "../domain/Json.js"
+import * as Quota from "../domain/Quota.js"
+import type * as Run from "../domain/Run.js"
+import type { Tenant } from "../domain/Tenant.js"
+import { Timestamp } from "../domain/Time.js"
+import { Timer } from "../domain/Timer.js"
+import { NonDeterminism } from "../errors/RuntimeError.js"
+import { CaseStore } from "../services/CaseStore.js"
+import { EventStore } from "../services/EventStore.js"
+import { TimerStore } from "../services/TimerStore.js"
+import * as Execution from "./Execution.js"
+import * as History from "./History.js"
+import * as Observability from "./Observability.js"
+
+type Exec = Execution.Execution
+
+/** What `cx.awaitEvent` hands the step: the payload, untrusted, with where it came from. */
+export interface Received {
+  readonly payload: Json
+  readonly source: string
+  /** `event:<kind>`. */
+  readonly provenance: string
+}
+
+export interface AwaitSpec {
+  readonly kind: string
+  readonly correlation: ReadonlyArray<CorrelationKey>
+  /** The name of an obligation registered on the run's case: the wait lasts until it falls due. */
+  readonly deadline: string
+}
+
+export type Services = CaseStore | EventStore | TimerStore | Tenant
+
+export const AWAIT_KIND = "event.await"
+export const SLEEP_KIND = "timer.sleep"
+
+/** §7.6: wait for an event of `kind` on any of `correlation`. */
+export const awaitEvent = (
+  exec: Exec,
+  at: Execution.At,
+  ordinal: number,
+  spec: AwaitSpec,
+  services: Context.Context<Services>,
+): Effect.Effect<Received> =>
+  Effect.gen(function* () {
+    if (spec.correlation.length === 0) {
+      return yield* Execution.halt(
+        exec,
+        Execution.Stop.Contract({ detail: `awaitEvent(${spec.kind}) needs at least one key` }),
+      )
+    }
+    const kase = yield* Option.match(at.case, {
+      onNone: () =>
+        Execution.halt(exec, Execution.Stop.Contract({ detail: "awaitEvent needs a case, and this run has none" })),
+      onSome: Effect.succeed,
+    })
+    const deadlines = yield* store(
+      exec,
+      services,
+      Effect.flatMap(CaseStore, (c) => c.deadlines(kase)),
+    )
+    const obligation = deadlines.find((d) => d.name === spec.deadline)
+    if (obligation === undefined) {
+      return yield* Execution.halt(
+        exec,
+        Execution.Stop.Contract({
+          detail: `awaitEvent(${spec.kind}) names deadline '${spec.deadline}', which is not registered`,
+        }),
+      )
+    }
+    const args: Json = { kind: spec.kind }
+    const key = EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt: 1, kind: AWAIT_KIND, args })
+    const reason: Run.SuspendReason = {
+      reason: "awaiting_event",
+      kind: spec.kind,
+      correlation: spec.correlation.map((k) => ({ namespace: k.namespace, value: k.value })),
+      until: obligation.resolvedAt,
+    }
+    const answered = yield* journaled(exec, at, ordinal, key, AWAIT_KIND, args, reason)
+    if (Option.isSome(answered)) return received(spec.kind, answered.value)
+    const sub = new Subscription({
+      run: exec.run,
+      case: at.case,
+      effect: key,
+      step: at.step,
+      phase: at.phase,
+      kind: spec.kind,
+      correlation: [...spec.correlation],
+    })
+    const now = yield* nowSecs
+    // subscribe and claimFor are idempotent, so Resume repeats them, which also recovers an event
+    // claimed for this run before a crash.
+    yield* store(
+      exec,
+      services,
+      Effect.flatMap(EventStore, (e) => e.subscribe(sub, now)),
+    )
+    const hit = yield* store(
+      exec,
+      services,
+      Effect.flatMap(EventStore, (e) => e.claimFor(sub, now)),
+    )
+    if (Option.isNone(hit)) return yield* suspend(exec, at, reason)
+    const event = hit.value.event
+    // The outcome is durable before the wait goes: unsubscribe erases the claimed payload.
+    yield* write(exec, exec.writer.flush([done(at, key, event.payload, event.source)]))
+    yield* store(
+      exec,
+      services,
+      Effect.flatMap(EventStore, (e) => e.unsubscribe(exec.run, key)),
+    )
+    return received(spec.kind, { output: event.payload, source: event.source })
+  })
+
+/** §7.8: sleep until `until` (its fraction of a second dropped). */
+export const sleepUntil = (
+  exec: Exec,
+  at: Execution.At,
+  ordinal: number,
+  until: number,
+  services: Context.Context<Services>,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const fireAt = Timestamp.make(Math.floor(until))
+    const args: Json = { until: fireAt }
+    const key = EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt: 1, kind: SLEEP_KIND, args })
+    const reason: Run.SuspendReason = { reason: "awaiting_time", until: fireAt }
+    const answered = yield* journaled(exec, at, ordinal, key, SLEEP_KIND, args, reason)
+    if (Option.isSome(answered)) return
+    // Arming is idempotent and keeps the first fireAt, so Resume re-arms an announcement a crash
+    // left without a timer.
+    yield* store(
+      exec,
+      services,
+      Effect.flatMap(TimerStore, (t) =>
+        t.arm(new Timer({ run: exec.run, case: at.case, effect: key, step: at.step, phase: at.phase, fireAt })),
+      ),
+    )
+    return yield* suspend(exec, at, reason)
+  })
+
+// internal
+
+const nowSecs = Effect.clockWith((c) => c.currentTimeMillis).pipe(
+  Effect.map((ms) => Timestamp.make(Math.floor(ms / 1000))),
+)
+
+const received = (kind: string, answer: { readonly output: Json; readonly source: string }): Received => ({
+  payload: answer.output,
+  source: answer.source,
+  provenance: `event:${kind}`,
+})
+
+/**
+ * The journal's side of a wait: its answer when recorded; none to go on waiting (announcing it
+ * first when live). Strict without an answer reproduces the suspension the journal ends in, or
+ * overruns.
+ */
+const journaled = (
+  exec: Exec,
+  at: Execution.At,
+  ordinal: number,
+  key: EffectKey.EffectKey,
+  kind: string,
+  args: Json,
+  reason: Run.SuspendReason,
+): Effect.Effect<Option.Option<{ readonly output: Json; readonly source: string }>> =>
+  Effect.gen(function* () {
+    const slot = History.slotOf(at.phase, at.step, ordinal)
+    const found = History.attemptAt(exec.history, slot, 1)
+    if (Option.isSome(found)) {
+      const j = found.value
+      if (j.key !== key || j.kind !== kind) {
+        const divergence = new NonDeterminism({
+          run: exec.run,
+          seq: j.seq,
+          expected: { key: j.key, kind: j.kind },
+          offered: { key, kind },
+        })
+        Observability.divergence()
+        return yield* Execution.halt(
+          exec,
+          Execution.Stop.Quarantine({ message: divergence.message, divergence: Option.some(divergence) }),
+        )
+      }
+      exec.history.unvisited.delete(j.key)
+      if (at.phase === "forward") exec.usage.effects += 1
+      const outcome = Option.map(j.outcome, (r) => r.kind)
+      if (Option.isSome(outcome) && outcome.value.kind === "EffectDone") {
+        Observability.replayedEffect(kind)
+        return Option.some({ output: outcome.value.output, source: outcome.value.source })
+      }
+      if (exec.mode === "strict") {
+        const suspended = exec.history.records.some((r) => r.seq > j.seq && r.kind.kind === "RunSuspended")
+        return yield* Execution.halt(
+          exec,
+          suspended
+            ? Execution.Stop.Suspend({ reason, step: at.step })
+            : Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }),
+        )
+      }
+      return Option.none()
+    }
+    if (exec.mode === "strict")
+      return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
+    if (Option.isSome(exec.stop)) return yield* Effect.interrupt
+    if (at.phase === "forward") exec.usage.effects += 1
+    // Durable before the subscription or timer exists, so whatever answers it finds its announce.
+    yield* write(
+      exec,
+      exec.writer.flush([
+        new Journal.Append({
+          case: at.case,
+          step: at.step,
+          phase: at.phase,
+          effectKey: Option.some(key),
+          kind: {
+            kind: "EffectStarted",
+            descriptor: { kind, ordinal, args },
+            recovery: "retry",
+            mutates: false,
+            attempt: 1,
+            backoff_ms: 0,
+            outbound_label: "internal",
+          },
+        }),
+      ]),
+    )
+    return Option.none()
+  })
+
+const suspend = (exec: Exec, at: Execution.At, reason: Run.SuspendReason): Effect.Effect<never> =>
+  Execution.halt(exec, Execution.Stop.Suspend({ reason, step: at.step }))
+
+/** The `EffectDone` a wait's answer is recorded with. */
+export const done = (
+  at: {
+    readonly case: Journal.Append["case"]
+    readonly step: Journal.Append["step"]
+    readonly phase: Journal.Append["phase"]
+  },
+  key: EffectKey.EffectKey,
+  output: Json,
+  source: string,
+): Journal.Append =>
+  new Journal.Append({
+    case: at.case,
+    step: at.step,
+    phase: at.phase,
+    effectKey: Option.some(key),
+    kind: {
+      kind: "EffectDone",
+      output,
+      source,
+      spend: Execution.spendJson(Quota.ZERO),
+      declared: "untrusted",
+    },
+  })
+
+const write = <E>(exec: Exec, effect: Effect.Effect<void, E>): Effect.Effect<void> =>
+  Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never })))
+
+const store = <A, E>(exec: Exec, services: Context.Context<Services>, effect: Effect.Effect<A, E, Services>) =>
+  Effect.catchAll(Effect.provide(effect, services) as Effect.Effect<A, E>, (error) =>
+    Execution.halt(exec, Execution.Stop.Store({ error: error as never })),
+  )
