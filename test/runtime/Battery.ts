@@ -4,6 +4,8 @@
 import { describe } from "vitest"
 import type * as Backend from "../support/Backend.js"
 import * as Attempts from "./Attempts.js"
+import * as Budget from "./Budget.js"
+import * as Cancel from "./Cancel.js"
 import * as Protocol from "./Protocol.js"
 import * as Saga from "./Saga.js"
 
@@ -12,4 +14,6 @@ export const suite = (backend: Backend.Backend) =>
     Protocol.suite(backend)
     Attempts.suite(backend)
     Saga.suite(backend)
+    Budget.suite(backend)
+    Cancel.suite(backend)
   })

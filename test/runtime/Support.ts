@@ -255,3 +255,8 @@ export const watchingCommits = (backend: Backend.Backend, commits: Array<number>
     })
   }),
 })
+
+// Battery B: sagas, budgets, admission, case state, races, properties.
+
+/** Any kind over `{n}` answering `Answer`, whatever it rejects with: what a generic step performs. */
+export type Kind = EffectKind.EffectKind<Answer, { readonly n: number }, unknown>
