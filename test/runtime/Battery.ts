@@ -3,17 +3,23 @@
  */
 import { describe } from "vitest"
 import type * as Backend from "../support/Backend.js"
+import * as Admission from "./Admission.js"
 import * as Attempts from "./Attempts.js"
 import * as Budget from "./Budget.js"
 import * as Cancel from "./Cancel.js"
+import * as Crash from "./Crash.js"
 import * as Protocol from "./Protocol.js"
 import * as Saga from "./Saga.js"
+import * as Waits from "./Waits.js"
 
 export const suite = (backend: Backend.Backend) =>
   describe("Runtime", () => {
     Protocol.suite(backend)
     Attempts.suite(backend)
+    Crash.suite(backend)
     Saga.suite(backend)
     Budget.suite(backend)
     Cancel.suite(backend)
+    Admission.suite(backend)
+    Waits.suite(backend)
   })

@@ -3,7 +3,7 @@
  * test can play "a fresh process" by building a second one over the same database, counters kept
  * outside the journal, and a few effect kinds whose acts count themselves.
  */
-import { Context, Effect, Layer, Schedule, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import * as Calendar from "../../src/domain/Calendar.js"
 import * as EffectKey from "../../src/domain/EffectKey.js"
 import type { RunId } from "../../src/domain/Ids.js"
@@ -40,8 +40,8 @@ export const runtime = (
 
 /** Runs `effect` on `layer`; the tenant is the caller's (use `Backend.asFreshTenant` around a whole test). */
 export const on =
-  <A, E>(layer: Layer.Layer<Services, BackendError>) =>
-  (effect: Effect.Effect<A, E, Services | Tenant>): Effect.Effect<A, E | BackendError, Tenant> =>
+  (layer: Layer.Layer<Services, BackendError>) =>
+  <A, E>(effect: Effect.Effect<A, E, Services | Tenant>): Effect.Effect<A, E | BackendError, Tenant> =>
     Effect.provide(effect, layer)
 
 /** Counts acts outside the journal: what "performed exactly N times" is measured with. */
@@ -151,13 +151,15 @@ export const concludedAs = (run: RunId, outcome: Journal.RunOutcome) =>
 
 // Battery A: crash points, replay and the protocol's records.
 
-/** Resumes `run` from the runtime in context once its dead owner's lease has lapsed: `LeaseHeld` is retried every 100 ms, for 5 s at most. */
-export const resumeAfterLapse = (run: RunId) =>
+/** Resumes `run` from the runtime in context once its dead owner's lease has lapsed: `LeaseHeld` is retried every 100 ms, 50 times at most. */
+export const resumeAfterLapse = (
+  run: RunId,
+  tries = 50,
+): Effect.Effect<Runtime.RunResult<unknown>, Runtime.ResumeError, Runtime.Runtime | Tenant> =>
   Effect.flatMap(Runtime.Runtime, (rt) => rt.resume(run)).pipe(
-    Effect.retry({
-      while: (e) => e._tag === "LeaseHeld",
-      schedule: Schedule.spaced("100 millis").pipe(Schedule.upTo("5 seconds")),
-    }),
+    Effect.catchTag("LeaseHeld", (held) =>
+      tries <= 1 ? Effect.fail(held) : Effect.zipRight(Effect.sleep("100 millis"), resumeAfterLapse(run, tries - 1)),
+    ),
   )
 
 /** The records of one kind, with their payloads typed. */
