@@ -3,7 +3,6 @@
  */
 import { describe } from "vitest"
 import type * as Backend from "../support/Backend.js"
-import * as Admission from "./Admission.js"
 import * as Attempts from "./Attempts.js"
 import * as Budget from "./Budget.js"
 import * as Cancel from "./Cancel.js"
@@ -20,6 +19,5 @@ export const suite = (backend: Backend.Backend) =>
     Saga.suite(backend)
     Budget.suite(backend)
     Cancel.suite(backend)
-    Admission.suite(backend)
     Waits.suite(backend)
   })
