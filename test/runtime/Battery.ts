@@ -3,6 +3,7 @@
  */
 import { describe } from "vitest"
 import type * as Backend from "../support/Backend.js"
+import * as Admission from "./Admission.js"
 import * as Attempts from "./Attempts.js"
 import * as Budget from "./Budget.js"
 import * as Cancel from "./Cancel.js"
@@ -20,4 +21,5 @@ export const suite = (backend: Backend.Backend) =>
     Budget.suite(backend)
     Cancel.suite(backend)
     Waits.suite(backend)
+    Admission.suite(backend)
   })
