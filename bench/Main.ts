@@ -4,13 +4,14 @@
  * throwaway database and file of its own, removed at the end, on error and on Ctrl-C.
  */
 import { readFileSync } from "node:fs"
-import { cpus, totalmem } from "node:os"
+import { cpus, loadavg, totalmem } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import Database from "better-sqlite3"
 import * as Databases from "./Databases.js"
 import * as Growth from "./Growth.js"
 import * as Report from "./Report.js"
+import * as RuntimeBench from "./Runtime.js"
 import * as Throughput from "./Throughput.js"
 
 const main = async () => {
@@ -18,8 +19,10 @@ const main = async () => {
   const quick = args.includes("--quick")
   const skipGrowth = args.includes("--no-growth")
   const skipThroughput = args.includes("--no-throughput")
+  const skipRuntime = args.includes("--no-runtime")
   const log = (line: string) => process.stdout.write(`${line}\n`)
   const started = performance.now()
+  const loadAtStart = load()
   const db = await Databases.create()
   log(`bench: database ${db.pgName}, sqlite ${db.sqliteFile}${quick ? " (quick)" : ""}`)
   let removing: Promise<void> | undefined
@@ -42,6 +45,7 @@ const main = async () => {
           reps: quick ? 3 : 7,
           log,
         })
+    const runtime = skipRuntime ? undefined : await RuntimeBench.run(db, { quick, log })
     const seconds = (performance.now() - started) / 1000
     const section = Report.render(
       {
@@ -53,9 +57,11 @@ const main = async () => {
         versions: await versions(db.pgUrl),
         command: `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`,
         seconds,
+        load: `load average (1 / 5 / 15 min) ${loadAtStart} at the start, ${load()} at the end, on ${cpus().length} cores`,
       },
       throughput,
       growth,
+      runtime,
     )
     const path = join(import.meta.dirname, "..", "BENCHMARKS.md")
     Report.write(path, section)
@@ -65,6 +71,12 @@ const main = async () => {
     await cleanup()
   }
 }
+
+/** The 1 / 5 / 15 minute load averages: the bench shares the machine's cores with whatever else runs. */
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" / ")
 
 const versions = async (pgUrl: string): Promise<string> => {
   const sqlite = new Database(":memory:")

@@ -1,0 +1,327 @@
+/**
+ * The runtime's own rows: a run of two mutating effects (admit, two effects, seal) at concurrency
+ * 1 and 16 on PostgreSQL and SQLite, with the commits it costs, and replay (Resume and Strict)
+ * against the journal's length.
+ *
+ * **Commits per run** are counted twice. From the server: `pg_stat_database.xact_commit` of the
+ * bench database across a pass of runs, read from another database so the reads are not counted,
+ * each pass's pool closed before reading because a backend flushes its counters on exit (an idle
+ * one may hold them for 10 s), less the same pass with no runs (the layer's start-up). From the
+ * client, on both backends: the statements of one run through `Capture` — each transaction
+ * (`BEGIN` … `COMMIT`) and each statement outside one (autocommitted) is a commit. SQLite has no
+ * server to ask, so only the client count exists there.
+ *
+ * **Replay** times `resume` and Strict `replay` of runs whose journal holds 10 … 10,000 records
+ * (non-mutating reads, which ride in one batch), then a step that fails, so the run concludes
+ * `failed` and stays open to resume. Each Resume gets a run of its own (it appends); Strict
+ * writes nothing and reuses one. Linear growth: the time per record stays flat as length grows.
+ * Quick mode: fewer runs, one replay per length, lengths to 1,000.
+ */
+import { performance } from "node:perf_hooks"
+import type { SqlClient } from "@effect/sql"
+import { Effect, Layer, ManagedRuntime, Schema } from "effect"
+import pg from "pg"
+import * as Calendar from "../src/domain/Calendar.js"
+import type { RunId } from "../src/domain/Ids.js"
+import * as Run from "../src/domain/Run.js"
+import { Tenant, TenantId } from "../src/domain/Tenant.js"
+import * as Migrations from "../src/layers/Migrations.js"
+import * as PgBackend from "../src/layers/PgBackend.js"
+import * as SqliteBackend from "../src/layers/SqliteBackend.js"
+import * as SqlStores from "../src/layers/SqlStores.js"
+import * as EffectKind from "../src/runtime/EffectKind.js"
+import * as RunDefinition from "../src/runtime/RunDefinition.js"
+import * as Runtime from "../src/runtime/Runtime.js"
+import * as Step from "../src/runtime/Step.js"
+import { StepCtx } from "../src/runtime/StepCtx.js"
+import { JournalStore } from "../src/services/JournalStore.js"
+import * as Capture from "./Capture.js"
+import * as Databases from "./Databases.js"
+import { type Figures, measure, median } from "./Harness.js"
+
+export type Dialect = "pg" | "sqlite"
+
+export interface RunRow {
+  readonly dialect: Dialect
+  readonly concurrency: number
+  readonly figures: Figures
+  /** PostgreSQL only: server-counted commits per run. */
+  readonly serverCommits?: number
+  /** Client-counted: transactions and autocommitted statements of one run. */
+  readonly transactions: number
+  readonly statements: number
+}
+
+export interface ReplayPoint {
+  readonly records: number
+  readonly resumeMs: number
+  readonly strictMs: number
+}
+
+export interface ReplayRow {
+  readonly dialect: Dialect
+  readonly points: ReadonlyArray<ReplayPoint>
+}
+
+export interface Results {
+  readonly runs: ReadonlyArray<RunRow>
+  readonly replay: ReadonlyArray<ReplayRow>
+}
+
+export const CONCURRENCY = [1, 16] as const
+export const LENGTHS = [10, 100, 1000, 10_000] as const
+/** Quick mode stops at 1,000 records: a live 10,000-record run takes seconds to build. */
+export const QUICK_LENGTHS = [10, 100, 1000] as const
+
+export const run = async (
+  db: Databases.Throwaway,
+  options: { readonly quick: boolean; readonly log: (line: string) => void },
+): Promise<Results> => {
+  const runs: Array<RunRow> = []
+  const replay: Array<ReplayRow> = []
+  for (const dialect of ["pg", "sqlite"] as const) {
+    for (const concurrency of CONCURRENCY) {
+      const row = await throughput(db, dialect, concurrency, options.quick)
+      options.log(
+        `runtime ${dialect} c=${concurrency}: ${row.figures.perSec.toFixed(0)} runs/s, p50 ${row.figures.p50.toFixed(2)} ms, p99 ${row.figures.p99.toFixed(2)} ms, commits/run ${row.serverCommits?.toFixed(2) ?? "–"} (server), ${row.transactions} tx + ${row.statements} single (client)`,
+      )
+      runs.push(row)
+    }
+    const points = await replayGrowth(db, dialect, options.quick, options.log)
+    replay.push({ dialect, points })
+  }
+  return { runs, replay }
+}
+
+/** Per-record time at the largest length over that at the length before it: about 1 when linear, 10 when quadratic. */
+export const linearity = (points: ReadonlyArray<ReplayPoint>, pick: (p: ReplayPoint) => number): number => {
+  const last = points[points.length - 1]
+  const before = points[points.length - 2]
+  if (last === undefined || before === undefined) return Number.NaN
+  return pick(last) / last.records / (pick(before) / before.records)
+}
+
+// internal
+
+const twice = (name: string) =>
+  EffectKind.make<number, { readonly n: number }>({
+    kind: name,
+    args: Schema.Struct({ n: Schema.Number }),
+    success: Schema.Number,
+    mutates: true,
+    recovery: Run.Recovery.Retry(),
+    act: ({ n }) => Effect.succeed(n + 1),
+  })
+const first = twice("bench.first")
+const second = twice("bench.second")
+
+const TwoEffects = RunDefinition.make({
+  capability: "bench.two_effects",
+  input: Schema.Struct({ n: Schema.Number }),
+  output: Schema.Number,
+  plan: [
+    Step.make({
+      name: "both",
+      body: (input: { readonly n: number }) =>
+        Effect.gen(function* () {
+          const cx = yield* StepCtx
+          const a = yield* cx.perform(first, { n: input.n })
+          return yield* cx.perform(second, { n: a })
+        }),
+    }),
+  ],
+})
+
+const read = EffectKind.make<number, { readonly i: number }>({
+  kind: "bench.read",
+  args: Schema.Struct({ i: Schema.Number }),
+  success: Schema.Number,
+  mutates: false,
+  act: ({ i }) => Effect.succeed(i),
+})
+
+const Long = RunDefinition.make({
+  capability: "bench.long",
+  input: Schema.Struct({ reads: Schema.Number }),
+  output: Schema.Number,
+  plan: [
+    Step.make({
+      name: "reads",
+      role: Step.Unnecessary,
+      body: (input: { readonly reads: number }) =>
+        Effect.gen(function* () {
+          const cx = yield* StepCtx
+          let sum = 0
+          for (let i = 0; i < input.reads; i++) sum += yield* cx.perform(read, { i })
+          return sum
+        }),
+    }),
+    Step.make<{ readonly reads: number }, number, string>({
+      name: "stops",
+      body: () => Effect.fail("the bench stops every long run here, resumable"),
+    }),
+  ],
+})
+
+type Services = Runtime.Runtime | SqlStores.Stores | SqlClient.SqlClient
+
+const runtimeOn = (db: Databases.Throwaway, dialect: Dialect, size: number) => {
+  const client =
+    dialect === "pg"
+      ? PgBackend.layerClient({ url: db.pgUrl, maxConnections: size })
+      : SqliteBackend.layerClient({ filename: db.sqliteFile })
+  const stores = Layer.mergeAll(SqlStores.layer, Migrations.layer).pipe(Layer.provideMerge(client))
+  const registered = Layer.mergeAll(RunDefinition.register(TwoEffects), RunDefinition.register(Long))
+  const layer = Layer.merge(Runtime.layer({ owner: `bench-${dialect}-${size}` }), registered).pipe(
+    Layer.provideMerge(Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, stores)),
+  )
+  return ManagedRuntime.make(layer as Layer.Layer<Services, unknown>)
+}
+
+const admitTwo = (tenant: TenantId, n: number) =>
+  Effect.flatMap(Runtime.Runtime, (rt) => rt.run(TwoEffects, Run.labeled({ n }, "bench"))).pipe(
+    Effect.tap((r) =>
+      r.status._tag === "Succeeded" ? Effect.void : Effect.dieMessage(`bench run ended ${r.status._tag}`),
+    ),
+    Effect.provideService(Tenant, tenant),
+  )
+
+const throughput = async (db: Databases.Throwaway, dialect: Dialect, concurrency: number, quick: boolean) => {
+  const tenant = TenantId.make(`bench-runtime-${dialect}-${concurrency}`)
+  const rt = runtimeOn(db, dialect, concurrency)
+  let figures: Figures
+  let client: { transactions: number; statements: number }
+  try {
+    await rt.runtime()
+    const count = quick ? 100 : 2000
+    const cap = quick ? 0.3 : 3
+    const call = (i: number) => rt.runPromise(admitTwo(tenant, i))
+    await measure(Math.max(concurrency * 3, 20), concurrency, 0, call, cap)
+    figures = await measure(count, concurrency, 1_000_000, call, cap)
+    const { statements } = await rt.runPromise(Capture.capture(admitTwo(tenant, -1)))
+    client = {
+      transactions: new Set(statements.filter((s) => s.tx !== 0).map((s) => s.tx)).size,
+      statements: statements.filter((s) => s.tx === 0).length,
+    }
+  } finally {
+    await rt.dispose()
+  }
+  const serverCommits = dialect === "pg" ? await commitsPerRun(db, concurrency, quick ? 50 : 200) : undefined
+  return {
+    dialect,
+    concurrency,
+    figures,
+    ...(serverCommits === undefined ? {} : { serverCommits }),
+    ...client,
+  } satisfies RunRow
+}
+
+/** Server commits of `runs` runs over a fresh pool, less those of the same pool's start-up and close alone. */
+const commitsPerRun = async (db: Databases.Throwaway, concurrency: number, runs: number): Promise<number> => {
+  const pass = async (n: number) => {
+    const before = await settledCommits(db.pgName)
+    const rt = runtimeOn(db, "pg", concurrency)
+    try {
+      await rt.runtime()
+      const tenant = TenantId.make(`bench-commits-${concurrency}-${n}`)
+      await measure(n, concurrency, 0, (i) => rt.runPromise(admitTwo(tenant, i)))
+    } finally {
+      await rt.dispose()
+    }
+    return (await settledCommits(db.pgName)) - before
+  }
+  const idle = await pass(0)
+  const busy = await pass(runs)
+  return (busy - idle) / runs
+}
+
+/** `xact_commit` of the database once it stops moving: read from the admin database, so the reads add none. */
+const settledCommits = async (database: string): Promise<number> => {
+  const client = new pg.Client({ connectionString: Databases.ADMIN_URL })
+  await client.connect()
+  try {
+    const once = async () =>
+      Number(
+        (
+          await client.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1", [
+            database,
+          ])
+        ).rows[0]?.n ?? Number.NaN,
+      )
+    let last = await once()
+    for (let i = 0; i < 40; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      const now = await once()
+      if (now === last && i >= 1) return now
+      last = now
+    }
+    return last
+  } finally {
+    await client.end()
+  }
+}
+
+const replayGrowth = async (
+  db: Databases.Throwaway,
+  dialect: Dialect,
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<ReadonlyArray<ReplayPoint>> => {
+  const rt = runtimeOn(db, dialect, 1)
+  const tenant = TenantId.make(`bench-replay-${dialect}`)
+  const inTenant = <A, E>(effect: Effect.Effect<A, E, Services | Tenant>) =>
+    rt.runPromise(Effect.provideService(effect, Tenant, tenant))
+  const reps = quick ? 1 : 5
+  try {
+    await rt.runtime()
+    const admit = (reads: number) =>
+      inTenant(
+        Effect.gen(function* () {
+          const runtime = yield* Runtime.Runtime
+          const result = yield* runtime.run(Long, Run.labeled({ reads }, "bench"))
+          if (result.status._tag !== "Failed") return yield* Effect.dieMessage(`long run ended ${result.status._tag}`)
+          const head = yield* Effect.flatMap(JournalStore, (j) => j.head(result.run))
+          return { run: result.run, records: head.seq }
+        }),
+      )
+    // A run's records beyond its reads' two each: admission, step boundaries, conclusion.
+    const fixed = (await admit(1)).records - 2
+    const points: Array<ReplayPoint> = []
+    for (const length of quick ? QUICK_LENGTHS : LENGTHS) {
+      const reads = Math.max(1, Math.round((length - fixed) / 2))
+      const runs: Array<{ run: RunId; records: number }> = []
+      for (let i = 0; i < reps + 1; i++) runs.push(await admit(reads))
+      const timed = async (effect: Effect.Effect<unknown, unknown, Services | Tenant>) => {
+        const start = performance.now()
+        await inTenant(effect)
+        return performance.now() - start
+      }
+      const [warm, ...rest] = runs
+      if (warm === undefined) throw new Error("no run to replay")
+      // One untimed pass of each, so the first timed length does not pay for JIT warm-up.
+      await timed(Effect.flatMap(Runtime.Runtime, (r) => r.replay(warm.run)))
+      const strict: Array<number> = []
+      for (let i = 0; i < reps; i++) {
+        strict.push(
+          await timed(
+            Effect.flatMap(Runtime.Runtime, (r) => r.replay(warm.run)).pipe(
+              Effect.tap((report) =>
+                report.reproduced ? Effect.void : Effect.dieMessage("a strict replay did not reproduce its journal"),
+              ),
+            ),
+          ),
+        )
+      }
+      const resume: Array<number> = []
+      for (const r of rest) resume.push(await timed(Effect.flatMap(Runtime.Runtime, (x) => x.resume(r.run))))
+      const point = { records: warm.records, resumeMs: median(resume), strictMs: median(strict) }
+      log(
+        `runtime ${dialect} replay of ${point.records} records: resume ${point.resumeMs.toFixed(1)} ms, strict ${point.strictMs.toFixed(1)} ms`,
+      )
+      points.push(point)
+    }
+    return points
+  } finally {
+    await rt.dispose()
+  }
+}
