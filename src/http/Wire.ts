@@ -13,7 +13,7 @@ import type { DeadLetter } from "../domain/Event.js"
 import { type CaseId, CaseId as CaseIdSchema, CaseVersion, parseCaseId, RunId, Seq, StepId } from "../domain/Ids.js"
 import type * as Journal from "../domain/Journal.js"
 import { Json } from "../domain/Json.js"
-import { MAX_KEY_VALUE_BYTES, MAX_KEYS, MAX_NAME_BYTES } from "../domain/Limits.js"
+import { MAX_JSON_DEPTH, MAX_KEY_VALUE_BYTES, MAX_KEYS, MAX_NAME_BYTES } from "../domain/Limits.js"
 import { Phase } from "../domain/Phase.js"
 import * as Task from "../domain/Task.js"
 import * as TaskId from "../domain/TaskId.js"
@@ -35,7 +35,7 @@ export const AnyJson = Json.annotations({
       { type: "null" },
     ],
   },
-  description: "any JSON value",
+  description: `any JSON value, nested at most ${MAX_JSON_DEPTH} levels (counted from the request body)`,
 })
 
 /** A C0 or C1 control character (U+001F among them, which separates source and id in a dedup key). */

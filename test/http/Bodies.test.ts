@@ -4,10 +4,12 @@
  * `MAX_JSON_DEPTH` and sizes past `Limits` are 422 naming the field; and a refused body writes
  * nothing. At the limits themselves every backend stores the event.
  */
-import { describe, layer } from "@effect/vitest"
+import { OpenApi } from "@effect/platform"
+import { describe, expect, layer, it as plain } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { MAX_JSON_DEPTH, MAX_KEY_VALUE_BYTES, MAX_KEYS, MAX_NAME_BYTES } from "../../src/domain/Limits.js"
 import * as Time from "../../src/domain/Time.js"
+import { Api } from "../../src/http/Api.js"
 import { EventStore } from "../../src/services/EventStore.js"
 import { QuotaStore } from "../../src/services/QuotaStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
@@ -49,6 +51,26 @@ const refusedWith = (answer: Http.RawResponse, status: number, tag: string, patt
 const nested = (depth: number): string => `${"[".repeat(depth)}1${"]".repeat(depth)}`
 
 const binary = { "ce-specversion": "1.0", "ce-source": "urn:erp", "ce-type": "order.shipped" }
+
+describe("the limits in OpenAPI", () => {
+  plain("the native event documents its byte limits, key count, depth and the 415", () => {
+    const spec = OpenApi.fromApi(Api) as unknown as {
+      components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> }
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+    }
+    const native = spec.components.schemas.NativeEvent?.properties ?? {}
+    expect(native.id).toMatchObject({
+      maxLength: MAX_NAME_BYTES,
+      description: expect.stringContaining("512 bytes of UTF-8"),
+    })
+    expect(native.kind).toMatchObject({ maxLength: MAX_NAME_BYTES })
+    expect(native.correlation).toMatchObject({ maxItems: MAX_KEYS })
+    expect(JSON.stringify(native.correlation)).toContain(`"maxLength":${MAX_KEY_VALUE_BYTES}`)
+    expect(native.payload?.description).toContain(`${MAX_JSON_DEPTH} levels`)
+    expect(Object.keys(spec.paths["/events"]?.post?.responses ?? {})).toContain("415")
+    expect(Object.keys(spec.paths["/tasks/{task}/decide"]?.post?.responses ?? {})).toContain("415")
+  })
+})
 
 for (const backend of Http.backends()) {
   describe(`http bodies (${backend.name})`, () => {
