@@ -7,6 +7,7 @@ import * as Admission from "./Admission.js"
 import * as Attempts from "./Attempts.js"
 import * as Budget from "./Budget.js"
 import * as Cancel from "./Cancel.js"
+import * as CaseState from "./CaseState.js"
 import * as Crash from "./Crash.js"
 import * as Protocol from "./Protocol.js"
 import * as Saga from "./Saga.js"
@@ -22,4 +23,5 @@ export const suite = (backend: Backend.Backend) =>
     Cancel.suite(backend)
     Waits.suite(backend)
     Admission.suite(backend)
+    CaseState.suite(backend)
   })
