@@ -10,6 +10,7 @@ import * as Cancel from "./Cancel.js"
 import * as CaseState from "./CaseState.js"
 import * as Crash from "./Crash.js"
 import * as Protocol from "./Protocol.js"
+import * as Races from "./Races.js"
 import * as Saga from "./Saga.js"
 import * as Waits from "./Waits.js"
 
@@ -24,4 +25,5 @@ export const suite = (backend: Backend.Backend) =>
     Waits.suite(backend)
     Admission.suite(backend)
     CaseState.suite(backend)
+    Races.suite(backend)
   })
