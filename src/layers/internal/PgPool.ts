@@ -39,9 +39,8 @@ export const layer = (options: Options) =>
         try: async () => {
           const target = targetOf(options.url)
           const pool = new pg.Pool({
-            connectionString: options.url,
-            // A user in the URL wins over this (pg parses the URL over the config).
-            user: target.user,
+            // pg parses the URL over its config, so the default user goes into the URL itself.
+            connectionString: withUser(options.url, target.user),
             ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
             application_name: "agentplane",
             // Sent at connect, so every statement on every connection is bounded by the server:
@@ -110,6 +109,15 @@ const targetOf = (url: string): Target => {
   const database =
     parsed !== undefined && parsed.pathname.length > 1 ? decodeURIComponent(parsed.pathname.slice(1)) : user
   return { host: parsed?.hostname || "localhost", port: parsed?.port || "5432", database, user }
+}
+
+/** `url` with `user` when it names none; a URL `URL` cannot parse is left for pg to refuse. */
+const withUser = (url: string, user: string): string => {
+  if (!URL.canParse(url)) return url
+  const parsed = new URL(url)
+  if (parsed.username !== "") return url
+  parsed.username = encodeURIComponent(user)
+  return parsed.toString()
 }
 
 const describeTarget = (t: Target) =>
