@@ -162,7 +162,7 @@ for (const backend of Http.backends()) {
         ),
       )
 
-      it.effect("a store outage is 503 Backend and writes nothing; health and metrics still answer", () =>
+      it.effect("a store outage is 503 Unavailable and writes nothing; health and metrics still answer", () =>
         Effect.gen(function* () {
           const outage: Outage = backend.capabilities.concurrentWriters ? yield* closedPool(backend) : yield* lockedFile
           yield* Http.withServer(
@@ -171,17 +171,17 @@ for (const backend of Http.backends()) {
                 yield* outage.during(
                   Effect.gen(function* () {
                     const down = yield* Effect.flip(f.as("ada").admin.halt({ payload: { reason: "incident" } }))
-                    assert.strictEqual(down._tag, "Backend")
+                    assert.strictEqual(down._tag, "Unavailable")
                     if (outage.readsFail) {
                       assert.strictEqual(
                         (yield* Effect.flip(f.as("rita").tasks.list({ urlParams: {} })))._tag,
-                        "Backend",
+                        "Unavailable",
                       )
-                      refusedWith(yield* f.raw("GET", "/cases", { as: "rita" }), 503, "Backend")
+                      refusedWith(yield* f.raw("GET", "/cases", { as: "rita" }), 503, "Unavailable")
                       refusedWith(
                         yield* f.raw("POST", "/events", { as: "pat", ...json({ id: "1", kind: "k" }) }),
                         503,
-                        "Backend",
+                        "Unavailable",
                       )
                     }
                     assert.deepStrictEqual(yield* f.as(undefined).health.healthz(), { status: "ok" })
