@@ -384,7 +384,9 @@ export const make = (options: Options) =>
         })
         const verdict = yield* Driver.execute(exec).pipe(Effect.provide(services))
         const journaled = Option.map(loaded.history.concluded, (c) => c.outcome)
-        const divergence = Option.flatMap(verdict.stop, (s) => (s._tag === "Quarantine" ? s.divergence : Option.none()))
+        // The execution's own stop, not the verdict's: a quarantine concludes (in Strict, writing
+        // nothing), so the verdict carries no stop and the diff would be lost.
+        const divergence = Option.flatMap(exec.stop, (s) => (s._tag === "Quarantine" ? s.divergence : Option.none()))
         if (Option.isSome(verdict.stop) && verdict.stop.value._tag === "Overrun") {
           return yield* new ReplayOverrun({ run, seq: verdict.stop.value.seq })
         }

@@ -10,6 +10,7 @@ import * as Cancel from "./Cancel.js"
 import * as CaseState from "./CaseState.js"
 import * as Crash from "./Crash.js"
 import * as Protocol from "./Protocol.js"
+import * as Replay from "./Replay.js"
 import * as Races from "./Races.js"
 import * as Saga from "./Saga.js"
 import * as Waits from "./Waits.js"
@@ -19,6 +20,7 @@ export const suite = (backend: Backend.Backend) =>
     Protocol.suite(backend)
     Attempts.suite(backend)
     Crash.suite(backend)
+    Replay.suite(backend)
     Saga.suite(backend)
     Budget.suite(backend)
     Cancel.suite(backend)
