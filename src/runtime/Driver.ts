@@ -5,7 +5,7 @@
  */
 import { Cause, Context, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
-import { Deadline } from "../domain/Deadline.js"
+import { Deadline, type DeadlineSpec } from "../domain/Deadline.js"
 import type { StepId } from "../domain/Ids.js"
 import { StepId as StepIdSchema } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
@@ -15,6 +15,7 @@ import type { Tenant } from "../domain/Tenant.js"
 import { CaseStore } from "../services/CaseStore.js"
 import type { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
+import type { TaskStore } from "../services/TaskStore.js"
 import type { TimerStore } from "../services/TimerStore.js"
 import * as Builtins from "./Builtins.js"
 import type * as EffectKind from "./EffectKind.js"
@@ -25,9 +26,10 @@ import { isGroup } from "./RunDefinition.js"
 import type * as Step from "./Step.js"
 import * as StepCtx from "./StepCtx.js"
 import * as Waits from "./Waits.js"
+import * as Worklist from "./Worklist.js"
 
 type Exec = Execution.Execution
-export type Needs = CaseStore | JournalStore | EventStore | TimerStore | Tenant | Calendar
+export type Needs = CaseStore | JournalStore | EventStore | TimerStore | TaskStore | Tenant | Calendar
 
 /** What an execution came to, before the caller turns stops into errors. */
 export interface Verdict {
@@ -202,6 +204,37 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
       return { from }
     })
   const now = builtin(Builtins.clockNow, {})
+  const deadline = (name: string, spec: DeadlineSpec, warnBeforeSecs?: number) =>
+    Effect.gen(function* () {
+      const id = yield* needCase("a deadline")
+      const from = yield* now
+      const resolved = yield* builtin(Builtins.resolveDeadline, { case: id, from, spec })
+      const deadline = new Deadline({
+        case: id,
+        name,
+        resolvedAt: resolved.at,
+        calendarDigest: resolved.calendar_digest,
+        warnAt: Option.fromNullable(warnBeforeSecs).pipe(
+          Option.map((w) => Math.max(0, resolved.at - w) as typeof resolved.at),
+        ),
+        state: "pending",
+      })
+      // Resume registers again on purpose: registration keeps the first, so this heals a crash
+      // between the resolve and the write. Strict never writes.
+      if (exec.mode !== "strict") {
+        yield* Effect.flatMap(CaseStore, (cases) => cases.registerDeadline(deadline)).pipe(
+          Effect.provide(services),
+          Effect.catchAll((error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never }))),
+        )
+      }
+      yield* record({
+        kind: "DeadlineRegistered",
+        name,
+        resolved_at: resolved.at,
+        calendar_digest: resolved.calendar_digest,
+      })
+      return deadline
+    })
   return {
     run: exec.run,
     step: where.step,
@@ -224,37 +257,7 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
       Effect.flatMap(needCase("cx.setCaseStatus"), (id) =>
         Effect.asVoid(builtin(Builtins.setStatus, { case: id, status })),
       ),
-    deadline: (name, spec, warnBeforeSecs) =>
-      Effect.gen(function* () {
-        const id = yield* needCase("a deadline")
-        const from = yield* now
-        const resolved = yield* builtin(Builtins.resolveDeadline, { case: id, from, spec })
-        const deadline = new Deadline({
-          case: id,
-          name,
-          resolvedAt: resolved.at,
-          calendarDigest: resolved.calendar_digest,
-          warnAt: Option.fromNullable(warnBeforeSecs).pipe(
-            Option.map((w) => Math.max(0, resolved.at - w) as typeof resolved.at),
-          ),
-          state: "pending",
-        })
-        // Resume registers again on purpose: registration keeps the first, so this heals a crash
-        // between the resolve and the write. Strict never writes.
-        if (exec.mode !== "strict") {
-          yield* Effect.flatMap(CaseStore, (cases) => cases.registerDeadline(deadline)).pipe(
-            Effect.provide(services),
-            Effect.catchAll((error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never }))),
-          )
-        }
-        yield* record({
-          kind: "DeadlineRegistered",
-          name,
-          resolved_at: resolved.at,
-          calendar_digest: resolved.calendar_digest,
-        })
-        return deadline
-      }),
+    deadline,
     meetDeadline: (name) => transition(name, "met"),
     cancelDeadline: (name) => transition(name, "cancelled"),
     note: (text) => record({ kind: "Note", text }),
@@ -264,6 +267,17 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
       Effect.flatMap(now, (from) =>
         Effect.suspend(() => Waits.sleepUntil(exec, where, next(), from + seconds, services)),
       ),
+    task: (spec) =>
+      Effect.gen(function* () {
+        // The wait's slot comes first: the task id, and so its obligation's name, derive from it.
+        const slot = next()
+        const id = Worklist.identity(exec, where, slot, spec)
+        const createdAt = yield* now
+        const dueAt = Option.isSome(spec.deadline)
+          ? Option.some((yield* deadline(`task:${id}`, spec.deadline.value)).resolvedAt)
+          : Option.none()
+        return yield* Worklist.task(exec, where, slot, spec, { createdAt, dueAt }, services)
+      }),
   }
 }
 

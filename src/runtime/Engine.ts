@@ -15,6 +15,8 @@ import * as Journal from "../domain/Journal.js"
 import { type Json, Json as JsonSchema } from "../domain/Json.js"
 import * as Quota from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
+import type { Decision } from "../domain/Task.js"
+import type * as TaskId from "../domain/TaskId.js"
 import { Tenant } from "../domain/Tenant.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
 import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
@@ -31,6 +33,7 @@ import * as History from "./History.js"
 import { type Any as AnyDefinition, frozen, type Registered, Registry, type RunDefinition } from "./RunDefinition.js"
 import { Crashed, Delivered, type Options, type ReplayReport, type RunResult } from "./Runtime.js"
 import * as Waits from "./Waits.js"
+import * as Worklist from "./Worklist.js"
 import * as Writer from "./Writer.js"
 
 export type Binding =
@@ -527,10 +530,32 @@ export const make = (options: Options) =>
         }
       })
 
+    /** §7.9 redelivery: each waiting run with an event already claimed for it is answered and resumed; returns how many. */
+    const redeliverClaimed = (limit: number) =>
+      Effect.gen(function* () {
+        const now = yield* nowSecs
+        let resumed = 0
+        for (const sub of yield* events.waiting(limit)) {
+          const hit = yield* events.claimFor(sub, now as never)
+          if (Option.isNone(hit)) continue
+          const e = hit.value.event
+          const woke = yield* Effect.either(
+            wake(sub.run, sub.effect, e.payload, e.source, events.unsubscribe(sub.run, sub.effect)),
+          )
+          if (woke._tag === "Right" && woke.right === "Resumed") resumed += 1
+        }
+        return resumed
+      })
+
+    /** §7.7 answerTask: delivers the decision as the task's one decision event. */
+    const answerTask = (task: TaskId.TaskId, decision: Decision) => deliver(Worklist.decisionEvent(task, decision))
+
     return {
       admit,
       onceKey,
       deliver,
+      redeliverClaimed,
+      answerTask,
       resume: (run: RunId) => resume(run),
       replay,
       cancel,

@@ -11,6 +11,8 @@ import type * as Journal from "../domain/Journal.js"
 import type { Json } from "../domain/Json.js"
 import type * as Quota from "../domain/Quota.js"
 import type * as Run from "../domain/Run.js"
+import type { Decision } from "../domain/Task.js"
+import type { TaskId } from "../domain/TaskId.js"
 import type { Tenant } from "../domain/Tenant.js"
 import type { Halted, QuotaUnavailable, SpentOut, TooManyRuns } from "../errors/QuotaError.js"
 import type { InvalidBudget, NonDeterminism, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
@@ -131,6 +133,10 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
       Backend | Corrupt,
       Tenant
     >
+    /** §7.9 redelivery: answers and resumes up to `limit` waiting runs whose event is already claimed for them; returns how many resumed. */
+    readonly redeliverClaimed: (limit: number) => Effect.Effect<number, Backend | Corrupt, Tenant>
+    /** §7.7 answerTask: delivers `decision` as the task's decision event (one per task: a repeat is `Duplicate`). */
+    readonly answerTask: (task: TaskId, decision: Decision) => Effect.Effect<Delivered, Backend | Corrupt, Tenant>
     /** Waits until every run resumed in the background has stopped (tests, shutdown). */
     readonly idle: Effect.Effect<void>
     /** Raises an unsealed run's budget (`BudgetReadmitted`) and resumes it; a forbidden 0 is `InvalidBudget`. */
@@ -183,6 +189,8 @@ export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores
         cancel: a.cancel,
         raiseBudget: a.raiseBudget,
         deliver: a.deliver,
+        redeliverClaimed: a.redeliverClaimed,
+        answerTask: a.answerTask,
         fireTimers: (limit) =>
           Effect.flatMap(Clock.currentTimeMillis, (ms) => a.fireTimers(Math.floor(ms / 1000), limit)),
         idle: a.idle,

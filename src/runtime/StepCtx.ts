@@ -9,6 +9,7 @@ import type { Deadline, DeadlineSpec, DeadlineState } from "../domain/Deadline.j
 import type { CaseId, CaseVersion, RunId, StepId } from "../domain/Ids.js"
 import type { Json } from "../domain/Json.js"
 import type { Phase } from "../domain/Phase.js"
+import type { Decision, TaskSpec } from "../domain/Task.js"
 import type { Timestamp } from "../domain/Time.js"
 import type { CaseConflict, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
 import type { Call, EffectKind } from "./EffectKind.js"
@@ -58,6 +59,8 @@ export interface Service {
   readonly sleep: (seconds: number) => Effect.Effect<void>
   /** Effect `timer.sleep` (§7.8): suspends until the instant (whole seconds). */
   readonly sleepUntil: (until: number) => Effect.Effect<void>
+  /** Asks a person (§7.7): validates the spec, opens the task (due when its `deadline` window, registered as obligation `task:<id>`, falls due) and waits for the decision. Needs a case. */
+  readonly task: (spec: TaskSpec) => Effect.Effect<Decision>
 }
 
 export class StepCtx extends Context.Tag("agentplane/StepCtx")<StepCtx, Service>() {}

@@ -18,6 +18,7 @@ import { Timer } from "../domain/Timer.js"
 import { NonDeterminism } from "../errors/RuntimeError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { EventStore } from "../services/EventStore.js"
+import type { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
 import * as Execution from "./Execution.js"
 import * as History from "./History.js"
@@ -40,7 +41,7 @@ export interface AwaitSpec {
   readonly deadline: string
 }
 
-export type Services = CaseStore | EventStore | TimerStore | Tenant
+export type Services = CaseStore | EventStore | TimerStore | TaskStore | Tenant
 
 export const AWAIT_KIND = "event.await"
 export const SLEEP_KIND = "timer.sleep"
@@ -60,11 +61,7 @@ export const awaitEvent = (
         Execution.Stop.Contract({ detail: `awaitEvent(${spec.kind}) needs at least one key` }),
       )
     }
-    const kase = yield* Option.match(at.case, {
-      onNone: () =>
-        Execution.halt(exec, Execution.Stop.Contract({ detail: "awaitEvent needs a case, and this run has none" })),
-      onSome: Effect.succeed,
-    })
+    const kase = yield* needCase(exec, at, "awaitEvent")
     const deadlines = yield* store(
       exec,
       services,
@@ -79,33 +76,72 @@ export const awaitEvent = (
         }),
       )
     }
-    const args: Json = { kind: spec.kind }
-    const key = EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt: 1, kind: AWAIT_KIND, args })
+    return yield* wait(exec, at, ordinal, services, {
+      effectKind: AWAIT_KIND,
+      args: { kind: spec.kind },
+      eventKind: spec.kind,
+      correlation: spec.correlation,
+      until: obligation.resolvedAt,
+      beforeSuspend: Effect.void,
+    })
+  })
+
+/** What a wait is: the effect it is journaled as, the event that answers it, and what must exist before the buffer is read. */
+export interface WaitSpec {
+  readonly effectKind: string
+  readonly args: Json
+  readonly eventKind: string
+  readonly correlation: ReadonlyArray<CorrelationKey>
+  readonly until: number | null
+  /** Runs after the subscription is durable and before the buffer is checked (§7.7 opens the task here). */
+  readonly beforeSuspend: Effect.Effect<void, unknown, Services>
+}
+
+/**
+ * The wait itself (§7.6 Live): the announce is durable, then `subscribe`, `beforeSuspend`,
+ * `claimFor`. A hit is recorded and then unsubscribed; a miss suspends the run. Resume repeats
+ * the three (each idempotent), which also recovers an event claimed before a crash.
+ */
+export const wait = (
+  exec: Exec,
+  at: Execution.At,
+  ordinal: number,
+  services: Context.Context<Services>,
+  spec: WaitSpec,
+): Effect.Effect<Received> =>
+  Effect.gen(function* () {
+    const key = EffectKey.derive({
+      step: at.step,
+      phase: at.phase,
+      ordinal,
+      attempt: 1,
+      kind: spec.effectKind,
+      args: spec.args,
+    })
     const reason: Run.SuspendReason = {
       reason: "awaiting_event",
-      kind: spec.kind,
+      kind: spec.eventKind,
       correlation: spec.correlation.map((k) => ({ namespace: k.namespace, value: k.value })),
-      until: obligation.resolvedAt,
+      until: spec.until === null ? null : Timestamp.make(spec.until),
     }
-    const answered = yield* journaled(exec, at, ordinal, key, AWAIT_KIND, args, reason)
-    if (Option.isSome(answered)) return received(spec.kind, answered.value)
+    const answered = yield* journaled(exec, at, ordinal, key, spec.effectKind, spec.args, reason)
+    if (Option.isSome(answered)) return received(spec.eventKind, answered.value)
     const sub = new Subscription({
       run: exec.run,
       case: at.case,
       effect: key,
       step: at.step,
       phase: at.phase,
-      kind: spec.kind,
+      kind: spec.eventKind,
       correlation: [...spec.correlation],
     })
     const now = yield* nowSecs
-    // subscribe and claimFor are idempotent, so Resume repeats them, which also recovers an event
-    // claimed for this run before a crash.
     yield* store(
       exec,
       services,
       Effect.flatMap(EventStore, (e) => e.subscribe(sub, now)),
     )
+    yield* store(exec, services, spec.beforeSuspend)
     const hit = yield* store(
       exec,
       services,
@@ -120,7 +156,14 @@ export const awaitEvent = (
       services,
       Effect.flatMap(EventStore, (e) => e.unsubscribe(exec.run, key)),
     )
-    return received(spec.kind, { output: event.payload, source: event.source })
+    return received(spec.eventKind, { output: event.payload, source: event.source })
+  })
+
+export const needCase = (exec: Exec, at: Execution.At, what: string) =>
+  Option.match(at.case, {
+    onNone: () =>
+      Execution.halt(exec, Execution.Stop.Contract({ detail: `${what} needs a case, and this run has none` })),
+    onSome: Effect.succeed,
   })
 
 /** §7.8: sleep until `until` (its fraction of a second dropped). */
@@ -271,7 +314,11 @@ export const done = (
 const write = <E>(exec: Exec, effect: Effect.Effect<void, E>): Effect.Effect<void> =>
   Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never })))
 
-const store = <A, E>(exec: Exec, services: Context.Context<Services>, effect: Effect.Effect<A, E, Services>) =>
+const store = <A, E>(
+  exec: Exec,
+  services: Context.Context<Services>,
+  effect: Effect.Effect<A, E, Services>,
+): Effect.Effect<A> =>
   Effect.catchAll(Effect.provide(effect, services) as Effect.Effect<A, E>, (error) =>
     Execution.halt(exec, Execution.Stop.Store({ error: error as never })),
   )

@@ -1,0 +1,132 @@
+/**
+ * Human tasks (§7.7): a step asks a person and waits for the decision; the worklist verbs that
+ * deliver one. The task row is opened after the wait's subscription is durable and before the
+ * buffer is read, so a decision can never slip between them.
+ */
+import { type Context, Effect, Either, Option, Schema } from "effect"
+import * as CorrelationKey from "../domain/CorrelationKey.js"
+import * as EffectKey from "../domain/EffectKey.js"
+import { InboundEvent } from "../domain/Event.js"
+import type { Json } from "../domain/Json.js"
+import { Decision, Task, type TaskSpec, validate } from "../domain/Task.js"
+import * as TaskId from "../domain/TaskId.js"
+import { Timestamp } from "../domain/Time.js"
+import { TaskStore } from "../services/TaskStore.js"
+import * as Execution from "./Execution.js"
+import * as Waits from "./Waits.js"
+
+/** Where decisions come from. `POST /events` refuses this kind, so only the worklist sends it. */
+export const WORKLIST_SOURCE = "agentplane://worklist"
+
+/** The event kind a task's run waits on. */
+export const DECIDED_KIND = "agentplane.task.decided"
+
+/** The effect kind of a task's wait (§7.11): args `{task: <hex>}`, first attempt, non-mutating, Retry. */
+export const TASK_AWAIT_KIND = "task.await"
+
+/** The effect kind a task's identity is derived from: the id is `derive(run, key)` of this kind over the spec at the step's slot. */
+export const TASK_OPEN_KIND = "task.open"
+
+/** The decision event of `task` (`answerTask`): one per task, so a repeat is a duplicate. */
+export const decisionEvent = (task: TaskId.TaskId, decision: Decision): InboundEvent =>
+  new InboundEvent({
+    source: WORKLIST_SOURCE,
+    id: `task-decision:${task}`,
+    kind: DECIDED_KIND,
+    correlation: [CorrelationKey.make("task", task)],
+    payload: {
+      approved: decision.approved,
+      actor: decision.actor,
+      reason: decision.reason,
+      amendment: decision.amendment,
+    },
+  })
+
+/** When and until when a task stands: `createdAt` from the journaled clock, `dueAt` from its obligation. */
+export interface Window {
+  readonly createdAt: number
+  readonly dueAt: Option.Option<number>
+}
+
+/**
+ * `cx.task(spec)`: opens the task in `beforeSuspend` and waits for its decision. The task id
+ * mixes in the run, so two runs of one plan never share a task.
+ */
+export const task = (
+  exec: Execution.Execution,
+  at: Execution.At,
+  ordinal: number,
+  spec: TaskSpec,
+  window: Window,
+  services: Context.Context<Waits.Services>,
+): Effect.Effect<Decision> =>
+  Effect.gen(function* () {
+    const kase = yield* Waits.needCase(exec, at, "a human task")
+    const valid = validate(spec)
+    if (Either.isLeft(valid)) {
+      return yield* Execution.halt(
+        exec,
+        Execution.Stop.Contract({ detail: `task ${spec.kind}: ${valid.left.message}` }),
+      )
+    }
+    const id = identity(exec, at, ordinal, spec)
+    const row = new Task({
+      id,
+      run: exec.run,
+      case: Option.some(kase),
+      kind: spec.kind,
+      justification: spec.justification,
+      candidateRoles: spec.candidateRoles,
+      assignee: Option.none(),
+      priority: spec.priority,
+      state: "open",
+      onExpiry: spec.onExpiry,
+      escalateTo: spec.escalateTo,
+      excludedActors: spec.excludedActors,
+      createdAt: Timestamp.make(window.createdAt),
+      dueAt: Option.map(window.dueAt, Timestamp.make),
+    })
+    const answer = yield* Waits.wait(exec, at, ordinal, services, {
+      effectKind: TASK_AWAIT_KIND,
+      args: { task: id },
+      eventKind: DECIDED_KIND,
+      correlation: [CorrelationKey.make("task", id)],
+      until: Option.getOrNull(window.dueAt),
+      beforeSuspend: Effect.flatMap(TaskStore, (t) => t.open(row)),
+    })
+    return yield* Schema.decodeUnknown(Decision)(answer.payload).pipe(
+      Effect.catchAll((e) =>
+        Execution.halt(
+          exec,
+          Execution.Stop.Quarantine({
+            message: `the decision of task ${id} does not decode: ${e.message}`,
+            divergence: Option.none(),
+          }),
+        ),
+      ),
+    )
+  })
+
+/** The id a task at this slot gets: `derive(run, key)` over the spec, stable across replays of the slot. */
+export const identity = (exec: Execution.Execution, at: Execution.At, ordinal: number, spec: TaskSpec): TaskId.TaskId =>
+  TaskId.derive(
+    exec.run,
+    EffectKey.derive({
+      step: at.step,
+      phase: at.phase,
+      ordinal,
+      attempt: 1,
+      kind: TASK_OPEN_KIND,
+      args: Schema.encodeSync(specJson)(spec) as Json,
+    }),
+  )
+
+const specJson = Schema.Struct({
+  kind: Schema.String,
+  candidateRoles: Schema.Array(Schema.String),
+  priority: Schema.String,
+  onExpiry: Schema.String,
+  escalateTo: Schema.Array(Schema.String),
+  excludedActors: Schema.Array(Schema.String),
+  allowUnattended: Schema.Boolean,
+})
