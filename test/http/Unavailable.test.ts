@@ -164,17 +164,26 @@ describe("store outages over HTTP", () => {
               headers: { "content-type": "application/json" },
               body: JSON.stringify({ reason: "incident" }),
             })
+          const deliver = () =>
+            f.raw("POST", "/events", {
+              as: "pat",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ id: "e-1", kind: "k", correlation: [], payload: null }),
+            })
           assert.strictEqual((yield* halt()).status, 204)
           // The other process: a connection of its own on the file, holding the write lock.
           const other = new Sqlite(filename)
           other.exec("BEGIN IMMEDIATE")
           try {
+            // A single statement, and a transaction whose BEGIN IMMEDIATE is what waits.
             unavailable(yield* halt(), "busy")
+            unavailable(yield* deliver(), "busy")
           } finally {
             other.exec("ROLLBACK")
             other.close()
           }
           assert.strictEqual((yield* halt()).status, 204)
+          assert.strictEqual((yield* deliver()).status, 202)
         }),
       ).pipe(Effect.provide(stores))
     }),
