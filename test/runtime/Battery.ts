@@ -9,9 +9,10 @@ import * as Budget from "./Budget.js"
 import * as Cancel from "./Cancel.js"
 import * as CaseState from "./CaseState.js"
 import * as Crash from "./Crash.js"
+import * as Property from "./Property.js"
 import * as Protocol from "./Protocol.js"
-import * as Replay from "./Replay.js"
 import * as Races from "./Races.js"
+import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Waits from "./Waits.js"
 
@@ -28,4 +29,5 @@ export const suite = (backend: Backend.Backend) =>
     Admission.suite(backend)
     CaseState.suite(backend)
     Races.suite(backend)
+    Property.suite(backend)
   })
