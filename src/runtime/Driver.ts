@@ -85,7 +85,13 @@ const runPlan = (exec: Exec): Effect.Effect<Ended, never, Needs> =>
         (w, r) => (r === undefined ? w : w === undefined ? r : rank(r) > rank(w) ? r : w),
         undefined,
       )
-      if (worst !== undefined) return worst
+      if (worst !== undefined) {
+        // A failure or cancellation outranks a sibling's pause: the unwind must not stop on it.
+        if (worst._tag !== "Stopped" && Option.exists(exec.stop, (s) => Execution.severity(s) < 3)) {
+          exec.stop = Option.none()
+        }
+        return worst
+      }
     }
     const output = yield* Effect.try(() => def.finish(exec.input, prior(exec))).pipe(Effect.either)
     if (output._tag === "Left") return { _tag: "Failed", message: `finish: ${String(output.left.error)}` } as const
@@ -122,7 +128,11 @@ const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended
     exec.usage.steps += 1
     exec.writer.stage(append(exec, where, { kind: "StepStarted", skill: step.name }))
     const exit = yield* fiberExit(exec, step.body(exec.input, prior(exec)), where)
-    if (Option.isSome(exec.stop)) return stopped(exec.stop.value)
+    // A sibling's pause (exhaustion, a wait) does not hide this step's own failure, which ranks
+    // above it (§7.2); a body interrupted by a stop, or any worse stop, still reports the stop.
+    if (Option.isSome(exec.stop) && (Exit.isSuccess(exit) || !outranks(exit.cause, exec.stop.value))) {
+      return stopped(exec.stop.value)
+    }
     if (Exit.isSuccess(exit)) {
       exec.writer.stage(append(exec, where, { kind: "StepFinished", outcome: "succeeded" }))
       exec.outputs.set(index, exit.value)
@@ -134,6 +144,10 @@ const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended
   })
 
 const stopped = (stop: Execution.Stop): Ended => ({ _tag: "Stopped", stop })
+
+/** Whether a body's own failure (not an interruption by a stop) ranks above `stop`, as Failed does above Exhausted and Suspended. */
+const outranks = (cause: Cause.Cause<unknown>, stop: Execution.Stop): boolean =>
+  !Cause.isInterruptedOnly(cause) && Execution.severity(stop) < 3
 
 /** Runs a runtime check that may halt; the halt is read back as a stop rather than interrupting the driver. */
 const inFiber = (exec: Exec, effect: Effect.Effect<void>): Effect.Effect<Ended | undefined> =>

@@ -14,6 +14,7 @@ import * as Protocol from "./Protocol.js"
 import * as Races from "./Races.js"
 import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
+import * as Status from "./Status.js"
 import * as Waits from "./Waits.js"
 
 export const suite = (backend: Backend.Backend) =>
@@ -22,6 +23,7 @@ export const suite = (backend: Backend.Backend) =>
     Attempts.suite(backend)
     Crash.suite(backend)
     Replay.suite(backend)
+    Status.suite(backend)
     Saga.suite(backend)
     Budget.suite(backend)
     Cancel.suite(backend)
