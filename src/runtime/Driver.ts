@@ -108,7 +108,9 @@ const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended
     const replaying = exec.history.started.has(index)
     // Cancellation is honoured at a step boundary (§7.3). While replaying, the journal says
     // whether it was; only past the end of history is the store asked.
-    const journaledCancel = exec.history.cancelledAt.get(index)
+    // A cancellation journaled inside a step that had started was honoured at one of its waits,
+    // which replays it; only one journaled before the step started belongs to this boundary.
+    const journaledCancel = replaying ? undefined : exec.history.cancelledAt.get(index)
     if (journaledCancel !== undefined) {
       exec.writer.stage(append(exec, where, journaledCancel))
       return { _tag: "Cancelled", actor: journaledCancel.actor, reason: journaledCancel.reason } as const
@@ -356,9 +358,14 @@ const SEALED: ReadonlySet<Journal.RunOutcome> = new Set(["succeeded", "quarantin
 /** Writes the conclusion (§7.11) and seals what the spec seals; Strict writes nothing. */
 const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs> =>
   Effect.gen(function* () {
-    let result = ended
+    let result: Ended = ended
+    if (ended._tag === "Stopped" && ended.stop._tag === "Cancel") {
+      // A cancellation met at a wait is a conclusion, not an abort: clear it so the unwind runs.
+      result = { _tag: "Cancelled", actor: ended.stop.actor, reason: ended.stop.reason }
+      exec.stop = Option.none()
+    }
     let unwound: { readonly compensated: number } | undefined
-    if (ended._tag === "Failed" || ended._tag === "Cancelled") {
+    if (result._tag === "Failed" || result._tag === "Cancelled") {
       const u = yield* unwind(exec)
       if ("compensated" in u) unwound = u
       else result = u

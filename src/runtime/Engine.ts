@@ -399,7 +399,30 @@ export const make = (options: Options) =>
         return { run, reproduced, status: verdict.status, divergence, journaled } satisfies ReplayReport
       })
 
-    const cancel = (run: RunId, actor: string, reason: string) => journal.requestCancel(run, actor, reason)
+    /**
+     * Stores the request; a suspended run is at a step boundary (§7.11), so it is resumed at once,
+     * in the background, to honour it at its wait. A run that is executing finds the request at
+     * its next boundary; one whose lease is live elsewhere is left to its owner.
+     */
+    const cancel = (run: RunId, actor: string, reason: string) =>
+      Effect.gen(function* () {
+        const stored = yield* journal.requestCancel(run, actor, reason)
+        const records = yield* Effect.orElseSucceed(journal.read(run, 1), () => [])
+        const last = records[records.length - 1]
+        if (last?.kind.kind === "RunSuspended") {
+          const tenant = yield* Tenant
+          yield* FiberSet.run(
+            background,
+            resume(run).pipe(
+              Effect.tapErrorCause((cause) => Effect.logDebug("agentplane.run.cancel_resume_skipped", cause)),
+              Effect.ignore,
+              wakers.withPermits(1),
+              Effect.provideService(Tenant, tenant),
+            ),
+          )
+        }
+        return stored
+      })
 
     const raiseBudget = (run: RunId, input: Run.BudgetInput) =>
       Effect.gen(function* () {

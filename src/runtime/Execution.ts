@@ -29,6 +29,8 @@ export type Stop = Data.TaggedEnum<{
   Contract: { readonly detail: string }
   Store: { readonly error: Writer.WriteError | Backend | Corrupt }
   Crash: { readonly point: CrashPoint }
+  /** A cancellation found at a wait (§7.11): the run stops there, unwinds and seals `cancelled`. */
+  Cancel: { readonly actor: string; readonly reason: string }
   /** A wait missed (§7.6, §7.8): the run suspends at `step` until a delivery or a timer wakes it. */
   Suspend: { readonly reason: Run.SuspendReason; readonly step: number }
 }>
@@ -107,6 +109,7 @@ export const severity = (stop: Stop): number => {
     case "Exhaust":
       return 2
     case "Contract":
+    case "Cancel":
       return 3
     case "Quarantine":
       return 4

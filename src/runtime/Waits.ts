@@ -18,6 +18,7 @@ import { Timer } from "../domain/Timer.js"
 import { NonDeterminism } from "../errors/RuntimeError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { EventStore } from "../services/EventStore.js"
+import { JournalStore } from "../services/JournalStore.js"
 import type { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
 import * as Execution from "./Execution.js"
@@ -41,7 +42,7 @@ export interface AwaitSpec {
   readonly deadline: string
 }
 
-export type Services = CaseStore | EventStore | TimerStore | TaskStore | Tenant
+export type Services = CaseStore | EventStore | TimerStore | TaskStore | JournalStore | Tenant
 
 export const AWAIT_KIND = "event.await"
 export const SLEEP_KIND = "timer.sleep"
@@ -83,6 +84,7 @@ export const awaitEvent = (
       correlation: spec.correlation,
       until: obligation.resolvedAt,
       beforeSuspend: Effect.void,
+      onCancel: Effect.void,
     })
   })
 
@@ -95,7 +97,55 @@ export interface WaitSpec {
   readonly until: number | null
   /** Runs after the subscription is durable and before the buffer is checked (§7.7 opens the task here). */
   readonly beforeSuspend: Effect.Effect<void, unknown, Services>
+  /** Runs when a cancellation ends the wait (§7.11: an open task expires). */
+  readonly onCancel: Effect.Effect<void, unknown, Services>
 }
+
+/**
+ * §7.11: a suspended run is at a step boundary, so a cancellation request is honoured at its
+ * wait: the wait is dropped, `onCancel` runs, nothing after the wait runs, and the run unwinds.
+ * While replaying, the journal says whether this wait was where a cancellation was honoured.
+ */
+const honourCancellation = (
+  exec: Exec,
+  at: Execution.At,
+  services: Context.Context<Services>,
+  key: EffectKey.EffectKey,
+  onCancel: Effect.Effect<void, unknown, Services>,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const journaled = exec.history.started.has(at.step) ? exec.history.cancelledAt.get(at.step) : undefined
+    const request =
+      journaled !== undefined
+        ? Option.some({ actor: journaled.actor, reason: journaled.reason })
+        : exec.mode === "strict"
+          ? Option.none()
+          : yield* store(
+              exec,
+              services,
+              Effect.flatMap(JournalStore, (j) => j.cancellation(exec.run)),
+            )
+    if (Option.isNone(request)) return
+    const { actor, reason } = request.value
+    if (exec.mode !== "strict") {
+      yield* store(
+        exec,
+        services,
+        Effect.flatMap(EventStore, (e) => e.unsubscribe(exec.run, key)),
+      )
+      yield* store(exec, services, onCancel)
+    }
+    exec.writer.stage(
+      new Journal.Append({
+        case: at.case,
+        step: at.step,
+        phase: at.phase,
+        effectKey: Option.none(),
+        kind: { kind: "RunCancelled", actor, reason },
+      }),
+    )
+    return yield* Execution.halt(exec, Execution.Stop.Cancel({ actor, reason }))
+  })
 
 /**
  * The wait itself (§7.6 Live): the announce is durable, then `subscribe`, `beforeSuspend`,
@@ -126,6 +176,7 @@ export const wait = (
     }
     const answered = yield* journaled(exec, at, ordinal, key, spec.effectKind, spec.args, reason)
     if (Option.isSome(answered)) return received(spec.eventKind, answered.value)
+    yield* honourCancellation(exec, at, services, key, spec.onCancel)
     const sub = new Subscription({
       run: exec.run,
       case: at.case,
@@ -181,6 +232,13 @@ export const sleepUntil = (
     const reason: Run.SuspendReason = { reason: "awaiting_time", until: fireAt }
     const answered = yield* journaled(exec, at, ordinal, key, SLEEP_KIND, args, reason)
     if (Option.isSome(answered)) return
+    yield* honourCancellation(
+      exec,
+      at,
+      services,
+      key,
+      Effect.flatMap(TimerStore, (t) => t.disarm(exec.run, key)),
+    )
     // Arming is idempotent and keeps the first fireAt, so Resume re-arms an announcement a crash
     // left without a timer.
     yield* store(
@@ -244,7 +302,8 @@ const journaled = (
         Observability.replayedEffect(kind)
         return Option.some({ output: outcome.value.output, source: outcome.value.source })
       }
-      if (exec.mode === "strict") {
+      // A cancellation honoured at this wait is replayed by the caller (`honourCancellation`).
+      if (exec.mode === "strict" && !exec.history.cancelledAt.has(at.step)) {
         const suspended = exec.history.records.some((r) => r.seq > j.seq && r.kind.kind === "RunSuspended")
         return yield* Execution.halt(
           exec,

@@ -93,6 +93,10 @@ export const task = (
       correlation: [CorrelationKey.make("task", id)],
       until: Option.getOrNull(window.dueAt),
       beforeSuspend: Effect.flatMap(TaskStore, (t) => t.open(row)),
+      // §7.11: a cancelled run's open task expires, as a Deny expiry would leave it.
+      onCancel: Effect.flatMap(TaskStore, (t) =>
+        Effect.catchTag(t.setState(id, "expired"), "NotFound", () => Effect.void),
+      ),
     })
     return yield* Schema.decodeUnknown(Decision)(answer.payload).pipe(
       Effect.catchAll((e) =>

@@ -16,6 +16,7 @@ import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
 import * as Waits from "./Waits.js"
+import * as Worklist from "./Worklist.js"
 
 export const suite = (backend: Backend.Backend) =>
   describe("Runtime", () => {
@@ -27,9 +28,10 @@ export const suite = (backend: Backend.Backend) =>
     Saga.suite(backend)
     Budget.suite(backend)
     Cancel.suite(backend)
-    Waits.suite(backend)
     Admission.suite(backend)
     CaseState.suite(backend)
     Races.suite(backend)
     Property.suite(backend)
+    Waits.suite(backend)
+    Worklist.suite(backend)
   })

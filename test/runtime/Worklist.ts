@@ -131,6 +131,57 @@ export const suite = (backend: Backend.Backend) =>
       },
     )
 
+    it.live(
+      "cancelling a run suspended on a task resumes it at once: the task expires, nothing after the wait runs, the run unwinds and seals cancelled",
+      () => {
+        const counter = new Support.Counter()
+        const undo = Support.counting(counter, "worklist.undo", { mutates: true, recovery: Run.Recovery.Retry() })
+        const reserve = Support.counting(counter, "worklist.reserve", { mutates: true, recovery: Run.Recovery.Retry() })
+        const after = Support.counting(counter, "worklist.after", { mutates: true, recovery: Run.Recovery.Retry() })
+        const def = RunDefinition.make({
+          capability: "worklist.cancel",
+          input: Input,
+          output: Schema.Unknown,
+          plan: [
+            Step.make({
+              name: "reserve",
+              role: Step.compensatable(() => Effect.flatMap(StepCtx, (cx) => cx.perform(undo, { n: 1 }))),
+              body: () => Effect.flatMap(StepCtx, (cx) => cx.perform(reserve, { n: 1 })),
+            }),
+            Step.make({
+              name: "ask",
+              body: () =>
+                Effect.gen(function* () {
+                  const cx = yield* StepCtx
+                  yield* cx.task(spec(Option.none()))
+                  return yield* cx.perform(after, { n: 2 })
+                }),
+            }),
+          ],
+        })
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const order = `o-${Math.random()}`
+          const first = yield* rt.runCorrelated(def, Run.labeled({ order }, "test"), "order", [key(order)])
+          expect(first.status._tag).toBe("Suspended")
+          expect(yield* rt.cancel(first.run, "ops:bob", "customer withdrew")).toBe(true)
+          yield* rt.idle
+          expect(yield* Support.concludedAs(first.run, "cancelled")).toBe(true)
+          expect(counter.get("worklist.after")).toBe(0)
+          expect(counter.get("worklist.undo")).toBe(1)
+          const [task] = yield* Effect.flatMap(TaskStore, (t) => t.forCase(Option.getOrThrow(first.case)))
+          expect(task?.state).toBe("expired")
+          const kinds = (yield* Support.journalOf(first.run)).map((r) => r.kind.kind)
+          expect(kinds).toContain("RunCancelled")
+          expect(kinds).toContain("StepCompensated")
+          // Strict replay reproduces the cancellation at the wait, writing nothing.
+          const report = yield* rt.replay(first.run)
+          expect(report.status._tag).toBe("Cancelled")
+          expect(report.reproduced).toBe(true)
+        }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
+      },
+    )
+
     it.live("a quiet tick writes no evidence and is quiet", () =>
       Effect.gen(function* () {
         const report = yield* Sweeper.sweep(yield* nowSecs)
