@@ -47,26 +47,31 @@ const main = async () => {
         })
     const runtime = skipRuntime ? undefined : await RuntimeBench.run(db, { quick, log })
     const seconds = (performance.now() - started) / 1000
-    const section = Report.render(
-      {
-        date: new Date().toISOString().slice(0, 16).replace("T", " "),
-        mode: quick
-          ? "quick: cells capped at 0.15 s, growth to 10k rows"
-          : "full: cells capped at 2 s, growth to 1M rows",
-        machine: `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}`,
-        versions: await versions(db.pgUrl),
-        command: `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`,
-        seconds,
-        load: `load average (1 / 5 / 15 min) ${loadAtStart} at the start, ${load()} at the end, on ${cpus().length} cores`,
-      },
-      throughput,
-      growth,
-      runtime,
-    )
+    const env: Report.Environment = {
+      date: new Date().toISOString().slice(0, 16).replace("T", " "),
+      mode: quick
+        ? "quick: cells capped at 0.15 s, growth to 10k rows, replay to 1k records"
+        : "full: cells capped at 2 s, growth to 1M rows, replay to 10k records",
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}`,
+      versions: await versions(db.pgUrl),
+      command: `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`,
+      seconds,
+      load: `load average (1 / 5 / 15 min) ${loadAtStart} at the start, ${load()} at the end, on ${cpus().length} cores`,
+    }
     const path = join(import.meta.dirname, "..", "BENCHMARKS.md")
-    Report.write(path, section)
+    const sections: Array<string> = []
+    if (!skipThroughput || !skipGrowth) {
+      const section = Report.render(env, throughput, growth)
+      Report.write(path, section)
+      sections.push(section)
+    }
+    if (runtime !== undefined) {
+      const section = Report.renderRuntime(env, runtime)
+      Report.write(path, section, Report.RUNTIME_START, Report.RUNTIME_END)
+      sections.push(section)
+    }
     log(`\nbench: ${path} rewritten in ${seconds.toFixed(0)} s\n`)
-    log(section)
+    for (const section of sections) log(section)
   } finally {
     await cleanup()
   }
