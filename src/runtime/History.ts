@@ -29,6 +29,8 @@ export interface Attempt {
   readonly mutates: boolean
   /** The last outcome record for the key (`EffectDone`, `EffectFailed`, `EffectReconciled`); none: in doubt. */
   readonly outcome: Option.Option<Journal.Record>
+  /** An `EffectFailed` was recorded for the key before its last outcome: the act reported its own doubt. */
+  readonly failedFirst: boolean
 }
 
 export interface History {
@@ -71,7 +73,10 @@ const OUTCOME_KINDS = new Set(["EffectDone", "EffectFailed", "EffectReconciled"]
 
 /** Indexes a run's records; `records` are in seq order. */
 export const build = (records: ReadonlyArray<Journal.Record>): History => {
-  const byKey = new Map<EffectKey, { started: Journal.Record; outcome: Option.Option<Journal.Record> }>()
+  const byKey = new Map<
+    EffectKey,
+    { started: Journal.Record; outcome: Option.Option<Journal.Record>; failedFirst: boolean }
+  >()
   const order: Array<EffectKey> = []
   const positional = new Map<string, Array<string>>()
   const finishedAt = new Map<number, number>()
@@ -87,14 +92,17 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     const k = record.kind
     if (Option.isSome(record.case)) kase = record.case
     if (k.kind === "EffectStarted" && Option.isSome(record.effectKey)) {
-      byKey.set(record.effectKey.value, { started: record, outcome: Option.none() })
+      byKey.set(record.effectKey.value, { started: record, outcome: Option.none(), failedFirst: false })
       order.push(record.effectKey.value)
       if (k.mutates && record.phase === "forward") mutated.add(record.step)
       continue
     }
     if (OUTCOME_KINDS.has(k.kind) && Option.isSome(record.effectKey)) {
       const entry = byKey.get(record.effectKey.value)
-      if (entry !== undefined) entry.outcome = Option.some(record)
+      if (entry !== undefined) {
+        if (Option.exists(entry.outcome, (o) => o.kind.kind === "EffectFailed")) entry.failedFirst = true
+        entry.outcome = Option.some(record)
+      }
       continue
     }
     if (k.kind === "RunAdmitted") admitted = Option.some(k)
@@ -126,6 +134,7 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
       attempt: started.kind.attempt,
       mutates: started.kind.mutates,
       outcome: entry.outcome,
+      failedFirst: entry.failedFirst,
     })
     slots.set(slot, list)
   }

@@ -47,6 +47,7 @@ export const perform = <A, I, E, R>(
       RequiresOperator: () => keyOf(1),
     })
     let backoffMs = 0
+    let spared = 0
     for (let attempt = 1; ; attempt++) {
       const key = keyOf(attempt)
       const step: Step<A> = yield* Option.match(History.attemptAt(exec.history, slot, attempt), {
@@ -68,7 +69,10 @@ export const perform = <A, I, E, R>(
       })
       if (step._tag === "Answer") return step.value
       if (step._tag === "Rejected") return yield* Effect.fail(step.error as E)
-      if (attempt >= kind.retry.maxAttempts) {
+      // An attempt a crash interrupted and the probe found never happened used up nothing the
+      // provider saw: the next attempt is owed whatever the policy (§7.11), so it does not count.
+      if (step.unspent) spared += 1
+      if (attempt - spared >= kind.retry.maxAttempts) {
         return yield* Effect.die(new Error(`${kind.kind} failed after ${attempt} attempt(s): ${step.message}`))
       }
       backoffMs = Run.backoffAfter(kind.retry, attempt, step.adviceMs)
@@ -127,13 +131,20 @@ export const performAll = (
 type Step<A> =
   | { readonly _tag: "Answer"; readonly value: A }
   | { readonly _tag: "Rejected"; readonly error: unknown }
-  | { readonly _tag: "Again"; readonly message: string; readonly adviceMs: Option.Option<number> }
+  | {
+      readonly _tag: "Again"
+      readonly message: string
+      readonly adviceMs: Option.Option<number>
+      /** The attempt never reached the provider (a crash before any outcome, probed did-not-happen). */
+      readonly unspent: boolean
+    }
 
 const answer = <A>(value: A): Step<A> => ({ _tag: "Answer", value })
-const again = (message: string, adviceMs: Option.Option<number> = Option.none()): Step<never> => ({
+const again = (message: string, adviceMs: Option.Option<number> = Option.none(), unspent = false): Step<never> => ({
   _tag: "Again",
   message,
   adviceMs,
+  unspent,
 })
 
 const replayed = <A, I, E, R>(
@@ -189,7 +200,9 @@ const replayed = <A, I, E, R>(
         if (outcome.disposition === "landed") {
           return answer(yield* decode(exec, kind.success, outcome.output, `reconciled answer of ${kind.kind}`))
         }
-        if (outcome.disposition === "did_not_happen") return again("the probe found the act did not happen")
+        if (outcome.disposition === "did_not_happen") {
+          return again("the probe found the act did not happen", Option.none(), !journaled.failedFirst)
+        }
         return yield* quarantine(exec, `${kind.kind} ek:${key} stayed in doubt after its probe: ${outcome.detail}`)
       }
       default:
@@ -225,7 +238,7 @@ const inDoubt = <A, I, E, R>(
           `${kind.kind} ek:${key} (seq ${seq}) is in doubt and its recovery is RequiresOperator: an operator must establish whether it happened; it will not be performed again`,
         )
       case "Reconcile":
-        return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
+        return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey, !recorded)
       default:
         if (recorded) return again(`in doubt at seq ${seq}`)
         return yield* actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
@@ -240,6 +253,8 @@ const reconcile = <A, I, E, R>(
   key: EffectKey.EffectKey,
   attempt: number,
   idempotencyKey: string,
+  /** The doubt comes from a crash (no outcome recorded), not from a failure the act reported. */
+  crashed = false,
 ): Effect.Effect<Step<A>, never, R> =>
   Effect.gen(function* () {
     const probe = Option.getOrThrowWith(kind.probe, () => new Error(`${kind.kind}: Reconcile without a probe`))
@@ -270,7 +285,7 @@ const reconcile = <A, I, E, R>(
       }
       case "DidNotHappen":
         yield* reconciled("did_not_happen", null, "the probe found the act did not happen")
-        return again("did not happen")
+        return again("did not happen", Option.none(), crashed)
       case "InDoubt":
         yield* reconciled("in_doubt", null, v.detail)
         return yield* quarantine(exec, `${kind.kind} ek:${key} stayed in doubt after its probe: ${v.detail}`)

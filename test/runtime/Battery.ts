@@ -12,6 +12,7 @@ import * as Crash from "./Crash.js"
 import * as Property from "./Property.js"
 import * as Protocol from "./Protocol.js"
 import * as Races from "./Races.js"
+import * as Reconcile from "./Reconcile.js"
 import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
@@ -32,6 +33,7 @@ export const suite = (backend: Backend.Backend) =>
     CaseState.suite(backend)
     Races.suite(backend)
     Property.suite(backend)
+    Reconcile.suite(backend)
     Waits.suite(backend)
     Worklist.suite(backend)
   })

@@ -1,12 +1,7 @@
 /**
- * Spec behaviour the runtime does not have yet: NOT registered in the battery, so main stays green.
- * Register `suite` in Battery.ts once the runtime is fixed.
- *
  * §7.11: "did_not_happen: record EffectReconciled (did_not_happen), then perform again as the next
- * attempt (a new key)". A Reconcile kind keeps the default policy (`Run.once`, one attempt), so a
- * crash after its announce leaves no attempt to perform again: the resume dies "failed after 1
- * attempt(s)", and every later resume replays the same refusal. A crash, not the provider, used
- * up the only attempt, and the run can never finish.
+ * attempt (a new key)", even under a one-attempt policy: a crash, not the provider, interrupted
+ * the first attempt, so it used up nothing (it once left such a run failing on every resume).
  */
 import { describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -16,7 +11,7 @@ import * as Backend from "../support/Backend.js"
 import { crashAndResume } from "./Crash.js"
 
 export const suite = (backend: Backend.Backend) =>
-  describe("pending", () => {
+  describe("reconcile", () => {
     it.live(
       "Reconcile under the default policy: a crash after announce the probe says did not happen is performed as the next attempt",
       () =>
