@@ -60,7 +60,7 @@ export type Disposition = typeof Disposition.Type
 /** What recovery does with an effect left in doubt (§7.1); `RequiresOperator` is the default for anything that mutates. */
 export type Recovery = Data.TaggedEnum<{
   Retry: Record<never, never>
-  /** `key` derives the key the provider deduplicates by; none: the effect key of the first attempt. */
+  /** `key` derives the key the provider deduplicates by from the arguments; none: SHA-256 of the run and the first attempt's effect key, shared by every attempt and by no other run. */
   Idempotent: { readonly key: Option.Option<(args: Json) => string> }
   Reconcile: Record<never, never>
   RequiresOperator: Record<never, never>

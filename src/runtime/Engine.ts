@@ -7,7 +7,7 @@ import { Clock, Duration, Effect, Fiber, FiberSet, Option, Schedule, Schema } fr
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
 import * as CaseM from "../domain/Case.js"
-import type { CorrelationKey } from "../domain/CorrelationKey.js"
+import { type CorrelationKey, checkCount } from "../domain/CorrelationKey.js"
 import type * as EffectKey from "../domain/EffectKey.js"
 import type { InboundEvent } from "../domain/Event.js"
 import { type CaseId, type Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
@@ -240,6 +240,8 @@ export const make = (options: Options) =>
             if (binding.keys.length === 0) {
               return yield* new PlanContract({ detail: "runCorrelated needs at least one correlation key" })
             }
+            const tooMany = checkCount(binding.keys)
+            if (tooMany !== undefined) return yield* new PlanContract({ detail: `runCorrelated: ${tooMany}` })
             const c = yield* cases.correlateOrOpen(binding.kind, binding.keys, now as never)
             yield* Effect.catchTag(cases.attachRun(c.case, run), "NotFound", (e) =>
               Effect.fail(new PlanContract({ detail: e.message })),

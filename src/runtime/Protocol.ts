@@ -11,6 +11,7 @@
  *   acts again.
  */
 import { Cause, Effect, Exit, Option, Schema } from "effect"
+import * as Digest from "../domain/Digest.js"
 import * as EffectKey from "../domain/EffectKey.js"
 import * as Journal from "../domain/Journal.js"
 import { type Json, Json as JsonSchema } from "../domain/Json.js"
@@ -40,11 +41,15 @@ export const perform = <A, I, E, R>(
     const slot = History.slotOf(at.phase, at.step, ordinal)
     const keyOf = (attempt: number) =>
       EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt, kind: kind.kind, args: argsJson })
+    // The provider's dedup key is the same for every attempt of this effect and differs between
+    // runs: the effect key alone would be shared by two runs making the same call at the same
+    // place of one plan, and a provider would answer the second with the first's result.
+    const ownKey = () => Digest.of(`${exec.run}/${keyOf(1)}`)
     const idempotencyKey = Run.Recovery.$match(kind.recovery, {
-      Idempotent: ({ key }) => Option.match(key, { onNone: () => keyOf(1), onSome: (f) => f(argsJson) }),
-      Retry: () => keyOf(1),
-      Reconcile: () => keyOf(1),
-      RequiresOperator: () => keyOf(1),
+      Idempotent: ({ key }) => Option.match(key, { onNone: ownKey, onSome: (f) => f(argsJson) }),
+      Retry: ownKey,
+      Reconcile: ownKey,
+      RequiresOperator: ownKey,
     })
     let backoffMs = 0
     let spared = 0
@@ -83,7 +88,12 @@ export const perform = <A, I, E, R>(
     }
   })
 
-/** Performs `calls` concurrently at consecutive ordinals; the live mutating first attempts are announced in one batch. */
+/**
+ * Performs `calls` concurrently at consecutive ordinals; the live mutating first attempts are
+ * announced in one batch. Decision: for the budget (§7.3 "a metered limit can be passed by one
+ * operation at most") a group is one operation: it is admitted by one check before any member
+ * acts, so it may pass a ceiling by what its members spend together, never by more than one group.
+ */
 export const performAll = (
   exec: Exec,
   at: Execution.At,

@@ -96,6 +96,54 @@ export const suite = (backend: Backend.Backend) =>
           yield* expectNothingWritten
         }).pipe(Support.on(Support.runtime(backend, [plain])), Backend.asFreshTenant)
       })
+
+      it.live(
+        "runCorrelated with more keys than a case call may carry is refused with PlanContract before any case opens",
+        () =>
+          Effect.gen(function* () {
+            const rt = yield* Runtime.Runtime
+            const keys = Array.from({ length: 257 }, (_, i) => key(`k-${i}`))
+            const error = yield* Effect.flip(rt.runCorrelated(plain, Run.labeled({ n: 1 }, "test"), "order", keys))
+            expect(error._tag).toBe("PlanContract")
+            expect(error.message).toContain("257 correlation keys")
+            expect(yield* Effect.flatMap(CaseStore, (c) => c.correlate(keys.slice(0, 1)))).toEqual(Option.none())
+            expect(yield* Effect.flatMap(JournalStore, (j) => j.recentRuns(Option.none(), 10))).toEqual([])
+          }).pipe(Support.on(Support.runtime(backend, [plain])), Backend.asFreshTenant),
+      )
+
+      it.live("the idempotency key an act is given is the same on every attempt and differs between runs", () => {
+        const seen: Array<{ readonly attempt: number; readonly key: string }> = []
+        let calls = 0
+        const flaky = EffectKind.make({
+          kind: "admission.idempotent",
+          args: Input,
+          success: Schema.Number,
+          mutates: true,
+          recovery: Run.Recovery.Idempotent({ key: Option.none() }),
+          retry: new Run.RetryPolicy({ maxAttempts: 2, backoffMs: 0 }),
+          act: (_args, attempt) =>
+            Effect.suspend(() => {
+              seen.push({ attempt: attempt.attempt, key: attempt.idempotencyKey })
+              calls += 1
+              return calls % 2 === 1
+                ? Effect.fail(new EffectKind.Transient({ message: "timeout", disposition: "in_doubt" }))
+                : Effect.succeed(1)
+            }),
+        })
+        const def = oneStep(
+          "admission.idempotent",
+          Effect.flatMap(StepCtx, (cx) => cx.perform(flaky, { n: 1 })),
+        )
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          yield* rt.run(def, Run.labeled({ n: 1 }, "test"))
+          yield* rt.run(def, Run.labeled({ n: 1 }, "test"))
+          expect(seen.map((s) => s.attempt)).toEqual([1, 2, 1, 2])
+          expect(seen[0]?.key).toBe(seen[1]?.key)
+          expect(seen[2]?.key).toBe(seen[3]?.key)
+          expect(seen[0]?.key).not.toBe(seen[2]?.key)
+        }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
+      })
     })
 
     describe("quota first, fail-closed", () => {
