@@ -118,7 +118,7 @@ export const suite = (backend: Backend.Backend) =>
               )
               const records = yield* Effect.provide(Support.journalOf(first.run), backend.layer)
               const journaled = started(records, "test.replay.a")
-              const ordinal = (journaled?.kind.descriptor as { ordinal: number }).ordinal
+              const ordinal = (journaled?.kind.descriptor as { ordinal: number } | undefined)?.ordinal ?? -1
               const offered = {
                 args: ["test.replay.a", 2],
                 kind: ["test.replay.b", 1],

@@ -22,7 +22,6 @@ import * as Backend from "../support/Backend.js"
 import * as Support from "./Support.js"
 
 const Input = Schema.Struct({ order: Schema.String })
-type Input = typeof Input.Type
 const key = (order: string) => CorrelationKey.make("order", order)
 
 const spec = (window: Option.Option<Deadline.DeadlineSpec>, onExpiry: "deny" | "proceed" = "deny") =>
