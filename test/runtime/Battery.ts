@@ -17,6 +17,7 @@ import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
 import * as Waits from "./Waits.js"
+import * as WakeRaces from "./WakeRaces.js"
 import * as Worklist from "./Worklist.js"
 
 export const suite = (backend: Backend.Backend) =>
@@ -36,4 +37,5 @@ export const suite = (backend: Backend.Backend) =>
     Reconcile.suite(backend)
     Waits.suite(backend)
     Worklist.suite(backend)
+    WakeRaces.suite(backend)
   })
