@@ -3,6 +3,7 @@
  * case binding with `CaseBound`, one append; a failed append detaches and releases; every exit
  * releases the quota slot and accrues spend; the `…Once` variants.
  */
+import { SqlClient } from "@effect/sql"
 import { describe, it } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
 import { expect } from "vitest"
@@ -10,7 +11,7 @@ import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import type { RunId } from "../../src/domain/Ids.js"
 import * as Quota from "../../src/domain/Quota.js"
 import * as Run from "../../src/domain/Run.js"
-import type { Tenant } from "../../src/domain/Tenant.js"
+import { Tenant } from "../../src/domain/Tenant.js"
 import * as EffectKind from "../../src/runtime/EffectKind.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
@@ -147,6 +148,40 @@ export const suite = (backend: Backend.Backend) =>
     })
 
     describe("quota first, fail-closed", () => {
+      // Damage only a database can hold: a spend past the safe-integer range, which the store
+      // reads as Corrupt. The runtime must refuse, not admit on a quota it could not read.
+      if (Option.isSome(backend.sql)) {
+        const access = backend.sql.value
+        it.live(
+          "a spend the quota store cannot read refuses the admission with QuotaUnavailable, and nothing runs",
+          () => {
+            const acts = new Support.Counter()
+            const bounded = oneStep(
+              "admission.fail-closed",
+              Effect.flatMap(StepCtx, (cx) =>
+                cx.perform(Support.counting(acts, "admission.fail-closed.act", { mutates: true }), { n: 1 }),
+              ).pipe(Effect.map((a) => a.n)),
+            )
+            return Effect.gen(function* () {
+              const sql = yield* SqlClient.SqlClient
+              const tenant = yield* Tenant
+              yield* sql`INSERT INTO quota_spent (tenant, period, tokens, minor_units)
+                       VALUES (${tenant}, ${period()}, ${"4611686018427387904"}, 0)`
+              const error = yield* Effect.flip(
+                Effect.flatMap(Runtime.Runtime, (rt) => rt.run(bounded, Run.labeled({ n: 1 }, "test"))).pipe(
+                  Support.on(
+                    Support.runtime(backend, [bounded], { quota: quota({ maxTokensPerPeriod: Option.some(100) }) }),
+                  ),
+                ),
+              )
+              expect(error._tag).toBe("QuotaUnavailable")
+              expect(acts.get("admission.fail-closed.act")).toBe(0)
+              expect(yield* Effect.flatMap(JournalStore, (j) => j.recentRuns(Option.none(), 10))).toEqual([])
+            }).pipe(Effect.provide(access.layer), Backend.asFreshTenant)
+          },
+        )
+      }
+
       it.live("a halted tenant is refused with Halted before anything else, even with an unlimited quota", () =>
         Effect.gen(function* () {
           const rt = yield* Runtime.Runtime
