@@ -22,6 +22,9 @@ export const Action = Schema.Literal(
   "api:census.read",
   "api:admin.halt",
   "api:metrics.read",
+  "api:run.list",
+  "api:run.read",
+  "api:run.cancel",
 )
 export type Action = typeof Action.Type
 

@@ -15,7 +15,9 @@ import { HttpApiBuilder, HttpApiScalar, type HttpServer, HttpServerError, HttpSe
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
-import * as Delivery from "../runtime/Delivery.js"
+import * as Calendar from "../domain/Calendar.js"
+import * as RunDefinition from "../runtime/RunDefinition.js"
+import * as Runtime from "../runtime/Runtime.js"
 import type * as Stores from "../services/Stores.js"
 import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge, type UnsupportedMediaType } from "./Api.js"
 import * as Authentication from "./Authentication.js"
@@ -35,6 +37,14 @@ export interface Options {
   readonly host: string
   /** The port; 0 picks a free one (read it back from `HttpServer.HttpServer`'s `address`). */
   readonly port: number
+  /**
+   * The run definitions this process can start and resume, as `RunDefinition.register` layers
+   * (merged); default none. A delivery that answers a run whose capability is not registered
+   * here leaves the event claimed for it, for a process that registers it (§7.9 redelivery).
+   */
+  readonly definitions?: Layer.Layer<never, never, RunDefinition.Registry>
+  /** The runtime's options (lease owner, TTL, `wakeConcurrency` for runs resumed in the background). */
+  readonly runtime?: Runtime.Options
 }
 
 /** Every group's handlers. */
@@ -67,13 +77,16 @@ export const refusals = HttpApiBuilder.middleware(Api, (app) =>
   ),
 )
 
-/** The server, with delivery supplied by the caller (the runtime replaces store-level delivery). */
+/**
+ * The server over a runtime the caller supplies: `POST /events` and `decide` deliver through
+ * `Runtime.deliver` / `answerTask`, so a delivery that answers a wait resumes its run.
+ */
 export const layerWith = (
   options: Options,
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError,
-  Stores.Stores | Credentials | Authorizer | Delivery.Delivery
+  Stores.Stores | Credentials | Authorizer | Runtime.Runtime
 > =>
   HttpApiBuilder.serve(Metrics.countRequests).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
@@ -83,11 +96,29 @@ export const layerWith = (
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
   )
 
-/** The server with store-level delivery (`Delivery.layer`): an event that matches a wait stays claimed for its run. */
+/**
+ * The runtime a server drives: over the stores, with the wall clock's calendar and the
+ * definitions of `options`. A run a delivery resumes is driven in a background fiber of this
+ * layer (at most `wakeConcurrency` at once), never inside the request: the request answers
+ * `resumed` once the answer is journaled. Closing the layer's scope interrupts those fibers; a
+ * run interrupted that way keeps its lease until the TTL, then the sweeper's recovery pass (§7.10
+ * pass 1) resumes it from its journal, here or in another instance.
+ */
+export const layerRuntime = (
+  options: Pick<Options, "definitions" | "runtime">,
+): Layer.Layer<Runtime.Runtime, never, Stores.Stores> =>
+  Layer.merge(Runtime.layer(options.runtime), options.definitions ?? Layer.empty).pipe(
+    Layer.provide(Layer.merge(RunDefinition.layerRegistry, Calendar.layerWallClock)),
+  )
+
+/** The server with its runtime (`layerRuntime`); the runtime is in the output too, for the process to start runs and sweep with. */
 export const layer = (
   options: Options,
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Stores.Stores | Credentials | Authorizer> =>
-  layerWith(options).pipe(Layer.provide(Delivery.layer))
+): Layer.Layer<
+  HttpServer.HttpServer | Runtime.Runtime,
+  HttpServerError.ServeError,
+  Stores.Stores | Credentials | Authorizer
+> => layerWith(options).pipe(Layer.provideMerge(layerRuntime(options)))
 
 // internal
 

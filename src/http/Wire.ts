@@ -19,7 +19,7 @@ import * as Task from "../domain/Task.js"
 import * as TaskId from "../domain/TaskId.js"
 import * as Text_ from "../domain/Text.js"
 import * as Time from "../domain/Time.js"
-import type * as Delivery from "../runtime/Delivery.js"
+import type * as Runtime from "../runtime/Runtime.js"
 
 // --- scalars ---------------------------------------------------------------------------------
 
@@ -243,11 +243,15 @@ export const EventView = Schema.Struct({
 
 export const DeadLetterView = Schema.Struct({ event: EventView, receivedAt: Instant, reason: Schema.String })
 
-/** What `deliver` did; `run` names the run whose wait took the event. */
+/**
+ * What `deliver` did (§8.2): `resumed` names the run whose wait took the event and is now driven
+ * in the background; `buffered` keeps it for a later wait (or for the run's live owner);
+ * `duplicate` means its (source, id) was already known.
+ */
 export const DeliveryAnswer = Schema.Struct({
-  result: Schema.Literal("matched", "buffered", "duplicate"),
+  result: Schema.Literal("resumed", "buffered", "duplicate"),
   run: Schema.optional(RunId),
-})
+}).annotations({ identifier: "DeliveryAnswer" })
 export type DeliveryAnswer = typeof DeliveryAnswer.Type
 
 export const DecideAnswer = Schema.Struct({ task: TaskView, delivery: DeliveryAnswer })
@@ -308,7 +312,7 @@ export const historyEntry = (record: Journal.Record): typeof HistoryEntry.Type =
   hash: record.hash,
 })
 
-export const deliveryAnswer = (outcome: Delivery.Outcome): DeliveryAnswer =>
-  outcome._tag === "Matched"
-    ? { result: "matched", run: outcome.subscription.run }
+export const deliveryAnswer = (outcome: Runtime.Delivered): DeliveryAnswer =>
+  outcome._tag === "Resumed"
+    ? { result: "resumed", run: outcome.run }
     : { result: outcome._tag === "Buffered" ? "buffered" : "duplicate" }

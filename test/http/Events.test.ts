@@ -10,8 +10,10 @@ import { Subscription } from "../../src/domain/Event.js"
 import { generateRunId, StepId } from "../../src/domain/Ids.js"
 import * as Time from "../../src/domain/Time.js"
 import { EventStore } from "../../src/services/EventStore.js"
+import { JournalStore } from "../../src/services/JournalStore.js"
 import { assert } from "../support/Assert.js"
 import * as Http from "../support/Http.js"
+import * as Definitions from "./Definitions.js"
 
 const FAR = Time.Timestamp.make(4_000_000_000)
 
@@ -75,16 +77,44 @@ for (const backend of Http.backends()) {
         ),
       )
 
-      it.effect("an event matching a wait is claimed for that run (matched, with the run)", () =>
+      it.effect("an event answering a waiting run resumes it (resumed, with the run); the run finishes with it", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const invoice = `INV-${Math.random()}`
+              const started = yield* f.inTenant(Definitions.start(f.runtime, Definitions.awaitsPayment, invoice))
+              assert.strictEqual(started.status._tag, "Suspended")
+              const answer = yield* f.raw("POST", "/events", {
+                as: "pat",
+                ...structured({ ...ce, subject: invoice, data: { paid: 40 } }),
+              })
+              assert.deepStrictEqual([answer.status, answer.json], [202, { result: "resumed", run: started.run }])
+              // The run is driven in the server's background, not inside the request.
+              yield* f.runtime.idle
+              const records = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.read(started.run, 1)))
+              const last = records[records.length - 1]
+              assert.deepStrictEqual(last?.kind.kind === "RunSealed" ? last.kind.outcome : last?.kind.kind, "succeeded")
+              const again = yield* f.raw("POST", "/events", {
+                as: "pat",
+                ...structured({ ...ce, subject: invoice, data: { paid: 40 } }),
+              })
+              assert.deepStrictEqual([again.status, again.json], [202, { result: "duplicate" }])
+            }),
+          { definitions: [Definitions.awaitsPayment] },
+        ),
+      )
+
+      it.effect("an event matching a wait whose run this server cannot resume stays claimed for it (buffered)", () =>
         Http.withServer((f) =>
           Effect.gen(function* () {
+            // A subscription with no journal behind it: no run here to resume.
             const sub = wait("invoice.paid", CorrelationKey.make("subject", "INV-7"))
             yield* f.inTenant(Effect.flatMap(EventStore, (events) => events.subscribe(sub, Time.Timestamp.make(1))))
             const answer = yield* f.raw("POST", "/events", {
               as: "pat",
               ...structured({ ...ce, subject: "INV-7", data: { paid: 40 } }),
             })
-            assert.deepStrictEqual([answer.status, answer.json], [202, { result: "matched", run: sub.run }])
+            assert.deepStrictEqual([answer.status, answer.json], [202, { result: "buffered" }])
             const claimed = yield* f.inTenant(Effect.flatMap(EventStore, (events) => events.claimFor(sub, FAR)))
             assert.deepStrictEqual(
               Option.map(claimed, (b) => [b.event.source, b.event.id, b.event.payload]),

@@ -4,22 +4,20 @@
  */
 import { describe, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
-import { EffectKey } from "../../src/domain/EffectKey.js"
-import { Subscription } from "../../src/domain/Event.js"
-import { generateRunId, StepId } from "../../src/domain/Ids.js"
 import { Decision } from "../../src/domain/Task.js"
 import { TaskId } from "../../src/domain/TaskId.js"
 import * as Time from "../../src/domain/Time.js"
 import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../../src/errors/ClaimError.js"
 import type { Forbidden } from "../../src/http/Authorizer.js"
-import * as Tasks from "../../src/http/handlers/Tasks.js"
+import * as Tasks from "../../src/runtime/Worklist.js"
 import { EventStore } from "../../src/services/EventStore.js"
+import { JournalStore } from "../../src/services/JournalStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import { task as taskRecord } from "../conformance/task/Fixtures.js"
 import { assert } from "../support/Assert.js"
 import { assertError } from "../support/Errors.js"
 import * as Http from "../support/Http.js"
+import * as Definitions from "./Definitions.js"
 
 const open = (fixture: Http.Fixture, shape: Parameters<typeof taskRecord>[0] = {}) =>
   fixture.inTenant(Effect.flatMap(TaskStore, (store) => store.open(taskRecord(shape))))
@@ -156,44 +154,49 @@ for (const backend of Http.backends()) {
         ),
       )
 
-      it.effect("decide answers the waiting run with the caller as actor and completes the task", () =>
-        Http.withServer((f) =>
-          Effect.gen(function* () {
-            const t = yield* open(f)
-            const run = generateRunId()
-            yield* f.inTenant(
-              Effect.flatMap(EventStore, (events) =>
-                events.subscribe(
-                  new Subscription({
-                    run,
-                    case: Option.none(),
-                    effect: EffectKey.make("e".repeat(64)),
-                    step: StepId.make(1),
-                    phase: "forward",
-                    kind: "agentplane.task.decided",
-                    correlation: [CorrelationKey.make("task", t.id)],
+      it.effect("decide answers the waiting run with the caller as actor, completes the task and resumes the run", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const started = yield* f.inTenant(
+                Definitions.start(f.runtime, Definitions.asksReviewer, `INV-${Math.random()}`),
+              )
+              assert.strictEqual(started.status._tag, "Suspended")
+              const kase = Option.getOrThrow(started.case)
+              const [t] = yield* f.inTenant(Effect.flatMap(TaskStore, (store) => store.forCase(kase)))
+              if (t === undefined) return yield* Effect.dieMessage("the run opened no task")
+              yield* f.as("rita").tasks.claim({ path: { task: t.id } })
+              const answer = yield* f.as("rita").tasks.decide({
+                path: { task: t.id },
+                payload: { approved: true, reason: "looks right", amendment: { amount: 30 } },
+              })
+              assert.deepStrictEqual(answer.delivery, { result: "resumed", run: started.run })
+              assert.deepStrictEqual([answer.task.state, answer.task.assignee], ["completed", Option.some("rita")])
+              assert.strictEqual((yield* stored(f, t.id)).state, "completed")
+              yield* f.runtime.idle
+              const records = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.read(started.run, 1)))
+              const last = records[records.length - 1]
+              assert.deepStrictEqual(last?.kind.kind === "RunSealed" ? last.kind.outcome : last?.kind.kind, "succeeded")
+              const answered = records
+                .map((r) => (r.kind.kind === "EffectDone" ? r.kind.output : null))
+                .find((o) => typeof o === "object" && o !== null && "actor" in o)
+              assert.deepStrictEqual(answered, {
+                approved: true,
+                actor: "rita",
+                reason: "looks right",
+                amendment: { amount: 30 },
+              })
+              assertError(
+                yield* Effect.flip(
+                  f.as("rita").tasks.decide({
+                    path: { task: t.id },
+                    payload: { approved: false, reason: "again", amendment: null },
                   }),
-                  Time.Timestamp.make(1_000),
                 ),
-              ),
-            )
-            const answer = yield* f.as("rita").tasks.decide({
-              path: { task: t.id },
-              payload: { approved: true, reason: "looks right", amendment: { amount: 30 } },
-            })
-            assert.deepStrictEqual(answer.delivery, { result: "matched", run })
-            assert.deepStrictEqual([answer.task.state, answer.task.assignee], ["completed", Option.some("rita")])
-            assert.strictEqual((yield* stored(f, t.id)).state, "completed")
-            assertError(
-              yield* Effect.flip(
-                f.as("rita").tasks.decide({
-                  path: { task: t.id },
-                  payload: { approved: false, reason: "again", amendment: null },
-                }),
-              ),
-              new NotPending({ task: t.id, state: "completed" }),
-            )
-          }),
+                new NotPending({ task: t.id, state: "completed" }),
+              )
+            }),
+          { definitions: [Definitions.asksReviewer] },
         ),
       )
 

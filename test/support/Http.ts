@@ -14,6 +14,8 @@ import { Api } from "../../src/http/Api.js"
 import * as Credentials from "../../src/http/Credentials.js"
 import * as Policy from "../../src/http/Policy.js"
 import * as Server from "../../src/http/Server.js"
+import * as RunDefinition from "../../src/runtime/RunDefinition.js"
+import { Runtime } from "../../src/runtime/Runtime.js"
 import type * as Stores from "../../src/services/Stores.js"
 import * as Backend from "./Backend.js"
 
@@ -31,6 +33,7 @@ export const policy: Policy.File = {
     { action: "api:metrics.read", roles: ["reviewer"] },
     { action: "api:event.deliver", roles: ["producer"] },
     { action: "api:admin.halt", roles: ["admin"] },
+    { action: "api:run.*", roles: ["reviewer"] },
   ],
 }
 
@@ -68,6 +71,8 @@ export interface Fixture {
   readonly tenant: TenantId
   readonly otherTenant: TenantId
   readonly tokens: Readonly<Record<CallerName, string>>
+  /** The server's own runtime: start runs with it (as a tenant, `inTenant`), and `idle` to wait for runs a request resumed. */
+  readonly runtime: Runtime["Type"]
   /** The derived client authenticated as `name`; `as(undefined)` sends no credential. */
   readonly as: (name: CallerName | undefined) => Client
   /** A client with a token the table does not know. */
@@ -95,7 +100,11 @@ export interface Fixture {
  */
 export const withServer = <A, E, R>(
   body: (fixture: Fixture) => Effect.Effect<A, E, R>,
-  options: { readonly stores?: Layer.Layer<Stores.Stores, BackendError> } = {},
+  options: {
+    readonly stores?: Layer.Layer<Stores.Stores, BackendError>
+    /** Definitions the server's runtime registers (none by default). */
+    readonly definitions?: ReadonlyArray<RunDefinition.Any>
+  } = {},
 ): Effect.Effect<A, E | BackendError | unknown, Exclude<R, Scope.Scope> | Stores.Stores> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -110,7 +119,15 @@ export const withServer = <A, E, R>(
         actor: name,
         roles: [...callers[name].roles],
       }))
-      const server = Server.layer({ host: "127.0.0.1", port: 0 }).pipe(
+      // Test definitions need nothing beyond the step context.
+      const definitions = (options.definitions ?? []).map(
+        (def) => RunDefinition.register(def) as Layer.Layer<never, never, RunDefinition.Registry>,
+      )
+      const server = Server.layer({
+        host: "127.0.0.1",
+        port: 0,
+        definitions: Layer.mergeAll(Layer.empty, ...definitions),
+      }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(Policy.layerJson(JSON.stringify(policy), "test")),
         Layer.provide(options.stores ?? Layer.effectContext(Effect.context<Stores.Stores>())),
@@ -129,6 +146,7 @@ export const withServer = <A, E, R>(
         tenant,
         otherTenant,
         tokens,
+        runtime: Context.get(context, Runtime),
         as: (name) => clients.get(name ?? "") as Client,
         stranger,
         raw: (method, path, opts = {}) =>

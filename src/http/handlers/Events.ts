@@ -7,7 +7,7 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { Effect, Either } from "effect"
 import type { InboundEvent } from "../../domain/Event.js"
-import { Delivery } from "../../runtime/Delivery.js"
+import { Runtime } from "../../runtime/Runtime.js"
 import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge } from "../Api.js"
 import * as Body from "../Body.js"
 import type { Caller } from "../Caller.js"
@@ -17,7 +17,7 @@ import * as Guard from "./Guard.js"
 
 export const layer = HttpApiBuilder.group(Api, "events", (handlers) =>
   Effect.gen(function* () {
-    const delivery = yield* Delivery
+    const runtime = yield* Runtime
     return handlers.handleRaw("deliver", ({ request }) =>
       Effect.gen(function* () {
         const caller = yield* Guard.authorize("api:event.deliver")
@@ -30,7 +30,9 @@ export const layer = HttpApiBuilder.group(Api, "events", (handlers) =>
             message: `kind: ${JSON.stringify(event.kind)} is reserved: kinds under "${RESERVED_KIND_PREFIX}" are the plane's own events`,
           })
         }
-        const outcome = yield* delivery.deliver(event, yield* Guard.now).pipe(Guard.asTenant(caller))
+        // A run the event resumes is driven by the runtime in the background; the answer does
+        // not wait for the run's own next effects.
+        const outcome = yield* runtime.deliver(event).pipe(Guard.asTenant(caller))
         return Wire.deliveryAnswer(outcome)
       }),
     )

@@ -5,12 +5,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import * as Canonical from "../../domain/Canonical.js"
-import * as CorrelationKey from "../../domain/CorrelationKey.js"
-import { InboundEvent } from "../../domain/Event.js"
+import type { InboundEvent } from "../../domain/Event.js"
 import { Decision, EXPIRY_ACTOR, Task, UNATTENDED_ACTOR } from "../../domain/Task.js"
-import type { TaskId } from "../../domain/TaskId.js"
 import { NotPending, TaskNotFound } from "../../errors/ClaimError.js"
-import * as Delivery from "../../runtime/Delivery.js"
+import { Delivered, Runtime } from "../../runtime/Runtime.js"
+import { decisionEvent, WORKLIST_SOURCE } from "../../runtime/Worklist.js"
 import { EventStore } from "../../services/EventStore.js"
 import { TaskStore } from "../../services/TaskStore.js"
 import { Api } from "../Api.js"
@@ -18,31 +17,10 @@ import type { Caller } from "../Caller.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
 
-/** Where decisions come from (§7.7). `POST /events` refuses this kind, so only `decide` sends it. */
-export const WORKLIST_SOURCE = "agentplane://worklist"
-
-/** The event kind a task's run waits on (§7.7). */
-export const DECIDED_KIND = "agentplane.task.decided"
-
-/** The decision event of `task` (§7.7 `answerTask`): one per task, so a repeat is a duplicate. */
-export const decisionEvent = (task: TaskId, decision: Decision): InboundEvent =>
-  new InboundEvent({
-    source: WORKLIST_SOURCE,
-    id: `task-decision:${task}`,
-    kind: DECIDED_KIND,
-    correlation: [CorrelationKey.make("task", task)],
-    payload: {
-      approved: decision.approved,
-      actor: decision.actor,
-      reason: decision.reason,
-      amendment: decision.amendment,
-    },
-  })
-
 export const layer = HttpApiBuilder.group(Api, "tasks", (handlers) =>
   Effect.gen(function* () {
     const tasks = yield* TaskStore
-    const delivery = yield* Delivery.Delivery
+    const runtime = yield* Runtime
     const events = yield* EventStore
     const view = (caller: Caller) => (task: Task) => Wire.taskView(task, caller.actor, caller.roles)
     return handlers
@@ -97,7 +75,7 @@ export const layer = HttpApiBuilder.group(Api, "tasks", (handlers) =>
           // The decision of record: a decide that repeats it is a retry and succeeds again (the
           // answer of a decide that completed may have been lost); any other is refused.
           const ofRecord = events.accepted(WORKLIST_SOURCE, event.id)
-          const answer = (task: Task, outcome: Delivery.Outcome) => ({
+          const answer = (task: Task, outcome: Delivered) => ({
             task: view(caller)(task),
             delivery: Wire.deliveryAnswer(outcome),
           })
@@ -114,15 +92,20 @@ export const layer = HttpApiBuilder.group(Api, "tasks", (handlers) =>
               if (Option.isNone(stored) || !sameDecision(stored.value.event, event) || Option.isNone(task)) {
                 return yield* refused
               }
-              return answer(task.value, Delivery.Outcome.Duplicate({ stored: stored.value.event }))
+              return answer(task.value, Delivered.Duplicate())
             }
-            const outcome = yield* delivery.deliver(event, yield* Guard.now)
+            // `answerTask` delivers `decisionEvent(task, decision)`, the same event as `event`,
+            // and resumes the run waiting on it in the background.
+            const outcome = yield* runtime.answerTask(path.task, decision)
             // The dedup key is one per task, so a duplicate is the decision of record. Only the
             // holder gets here, but concurrent decides by the holder (a double click, a retrying
             // client racing its first attempt) each find the task claimed: the first answer
             // stands, and a loser that says otherwise was not the decision and must not read 200.
-            if (outcome._tag === "Duplicate" && !sameDecision(outcome.stored, event)) {
-              return yield* new NotPending({ task: path.task, state: fateOf(outcome.stored) })
+            if (outcome._tag === "Duplicate") {
+              const stored = yield* ofRecord
+              if (Option.isSome(stored) && !sameDecision(stored.value.event, event)) {
+                return yield* new NotPending({ task: path.task, state: fateOf(stored.value.event) })
+              }
             }
             yield* tasks.setState(path.task, "completed")
             return answer(new Task({ ...claimed.right, state: "completed" }), outcome)

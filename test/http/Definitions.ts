@@ -1,0 +1,80 @@
+/**
+ * Runs the HTTP tests drive through the server's runtime: one waits for an event, one asks a
+ * reviewer. Both need a case (a wait's deadline names an obligation of it) and return what
+ * answered them, so a test reads the answer from the run's output.
+ */
+import { Effect, Option, Schema } from "effect"
+import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
+import * as Deadline from "../../src/domain/Deadline.js"
+import * as Run from "../../src/domain/Run.js"
+import { Justification, TaskSpec } from "../../src/domain/Task.js"
+import * as RunDefinition from "../../src/runtime/RunDefinition.js"
+import type { Runtime } from "../../src/runtime/Runtime.js"
+import * as Step from "../../src/runtime/Step.js"
+import { StepCtx } from "../../src/runtime/StepCtx.js"
+
+const Input = Schema.Struct({ invoice: Schema.String })
+type Input = typeof Input.Type
+
+/** Waits for `invoice.paid` with key `("subject", invoice)`, as a CloudEvent's subject gives it. */
+export const awaitsPayment = RunDefinition.make({
+  capability: "http-test.await",
+  input: Input,
+  output: Schema.Unknown,
+  plan: [
+    Step.make({
+      name: "wait",
+      body: (input: Input) =>
+        Effect.gen(function* () {
+          const cx = yield* StepCtx
+          yield* cx.deadline("payment", Deadline.days(3))
+          const got = yield* cx.awaitEvent({
+            kind: "invoice.paid",
+            correlation: [CorrelationKey.make("subject", input.invoice)],
+            deadline: "payment",
+          })
+          return got.payload
+        }),
+    }),
+  ],
+})
+
+/** Asks a reviewer (the agent excluded) and returns the decision. */
+export const asksReviewer = RunDefinition.make({
+  capability: "http-test.ask",
+  input: Input,
+  output: Schema.Unknown,
+  plan: [
+    Step.make({
+      name: "ask",
+      body: () =>
+        Effect.gen(function* () {
+          const cx = yield* StepCtx
+          const decision = yield* cx.task(
+            new TaskSpec({
+              kind: "refund.approve",
+              justification: new Justification({
+                summary: "refund 40",
+                proposedAction: { refund: 40 },
+                confidence: Option.none(),
+                cost: Option.none(),
+                evidence: [],
+              }),
+              candidateRoles: ["reviewer"],
+              priority: "normal",
+              deadline: Option.none(),
+              onExpiry: "deny",
+              escalateTo: [],
+              excludedActors: ["agent"],
+              allowUnattended: false,
+            }),
+          )
+          return { approved: decision.approved, actor: decision.actor, reason: decision.reason }
+        }),
+    }),
+  ],
+})
+
+/** Starts `def` for a fresh invoice bound to its case; the run suspends at its wait. */
+export const start = (runtime: Runtime["Type"], def: RunDefinition.Any, invoice: string) =>
+  runtime.runCorrelated(def, Run.labeled({ invoice }, "test"), "invoice", [CorrelationKey.make("invoice", invoice)])
