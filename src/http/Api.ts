@@ -10,6 +10,8 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CaseStatus } from "../domain/Case.js"
+import { RunId } from "../domain/Ids.js"
+import { RunOutcome } from "../domain/Journal.js"
 import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
 import { Corrupt, NotFound } from "../errors/StoreError.js"
 import { Authentication } from "./Authentication.js"
@@ -47,6 +49,7 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
 
 const taskPath = Schema.Struct({ task: Wire.TaskRef })
 const casePath = Schema.Struct({ case: Wire.CaseRef })
+const runPath = Schema.Struct({ run: RunId })
 
 export class Health extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Wire.Health))
@@ -110,6 +113,25 @@ export class Cases extends HttpApiGroup.make("cases")
   .addError(NotFound, { status: 404 })
   .middleware(Authentication) {}
 
+export class Runs extends HttpApiGroup.make("runs")
+  .add(
+    HttpApiEndpoint.get("list", "/runs")
+      .setUrlParams(
+        // Absent, the outcome is `quarantined`: the runs that need a person.
+        Schema.Struct({ outcome: Schema.optional(RunOutcome), limit: Wire.Limit }),
+      )
+      .addSuccess(Schema.Array(RunId)),
+  )
+  .add(HttpApiEndpoint.get("read", "/runs/:run").setPath(runPath).addSuccess(Wire.RunView))
+  .add(
+    HttpApiEndpoint.post("cancel", "/runs/:run/cancel")
+      .setPath(runPath)
+      .setPayload(Wire.CancelRequest)
+      .addSuccess(Wire.CancelAnswer, { status: 202 }),
+  )
+  .addError(NotFound, { status: 404 })
+  .middleware(Authentication) {}
+
 export class Operations extends HttpApiGroup.make("operations")
   .add(
     HttpApiEndpoint.get("deadLetters", "/dead-letters")
@@ -134,6 +156,7 @@ export class Api extends HttpApi.make("agentplane")
   .add(Events)
   .add(Tasks)
   .add(Cases)
+  .add(Runs)
   .add(Operations)
   .add(Admin)
   .addError(InvalidRequest)

@@ -29,6 +29,7 @@ import * as Cases from "./handlers/Cases.js"
 import * as Events from "./handlers/Events.js"
 import * as Health from "./handlers/Health.js"
 import * as Operations from "./handlers/Operations.js"
+import * as Runs from "./handlers/Runs.js"
 import * as Tasks from "./handlers/Tasks.js"
 import * as Metrics from "./Metrics.js"
 
@@ -53,6 +54,7 @@ export const handlers = Layer.mergeAll(
   Events.layer,
   Tasks.layer,
   Cases.layer,
+  Runs.layer,
   Operations.layer,
   Admin.layer,
 )

@@ -3,7 +3,7 @@
  * Times are RFC 3339 UTC on the wire (§3), absences are `null`, ids are shown prefixed. Request
  * bodies refuse unknown fields, so a body naming an actor or roles is a 422, never ignored.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Either, Option, ParseResult, Schema } from "effect"
 import { type Case, CaseStatus } from "../domain/Case.js"
 import { CorrelationKey } from "../domain/CorrelationKey.js"
 import { type Deadline, DeadlineState } from "../domain/Deadline.js"
@@ -11,7 +11,7 @@ import { Digest } from "../domain/Digest.js"
 import { EffectKey } from "../domain/EffectKey.js"
 import type { DeadLetter } from "../domain/Event.js"
 import { type CaseId, CaseId as CaseIdSchema, CaseVersion, parseCaseId, RunId, Seq, StepId } from "../domain/Ids.js"
-import type * as Journal from "../domain/Journal.js"
+import * as Journal from "../domain/Journal.js"
 import { Json } from "../domain/Json.js"
 import { MAX_JSON_DEPTH, MAX_KEY_VALUE_BYTES, MAX_KEYS, MAX_NAME_BYTES } from "../domain/Limits.js"
 import { Phase } from "../domain/Phase.js"
@@ -161,6 +161,12 @@ export const TakeOverRequest = Schema.Struct({ from: Name }).annotations({ ...st
 
 export const HaltRequest = Schema.Struct({ reason: Name }).annotations({ ...strict, identifier: "HaltRequest" })
 
+/** Why an operator cancels a run; the actor is the caller. */
+export const CancelRequest = Schema.Struct({ reason: BoundedName(MAX_NAME_BYTES) }).annotations({
+  ...strict,
+  identifier: "CancelRequest",
+})
+
 // --- responses -------------------------------------------------------------------------------
 
 export const JustificationView = Schema.Struct({
@@ -256,6 +262,33 @@ export type DeliveryAnswer = typeof DeliveryAnswer.Type
 
 export const DecideAnswer = Schema.Struct({ task: TaskView, delivery: DeliveryAnswer })
 
+/** `Journal.SuspendReason` on the wire: instants as RFC 3339. */
+export const SuspendView = Schema.Union(
+  Schema.Struct({
+    reason: Schema.Literal("awaiting_event"),
+    kind: Schema.String,
+    correlation: AnyJson,
+    until: Schema.NullOr(Instant),
+  }),
+  Schema.Struct({ reason: Schema.Literal("awaiting_time"), until: Instant }),
+).annotations({ identifier: "SuspendReason" })
+
+/**
+ * One run (§8.2): its chain head, its outcome while sealed (`null` while it runs, is suspended or
+ * was resumed after a failure), its case, and why it waits when its last record is a suspension.
+ */
+export const RunView = Schema.Struct({
+  run: RunId,
+  head: Schema.Struct({ seq: Schema.NonNegativeInt, hash: Digest }),
+  outcome: Schema.OptionFromNullOr(Journal.RunOutcome),
+  case: Schema.OptionFromNullOr(CaseIdSchema),
+  suspended: Schema.OptionFromNullOr(SuspendView),
+}).annotations({ identifier: "Run" })
+export type RunView = typeof RunView.Type
+
+/** `POST /runs/{run}/cancel`: `requested` is true for the first request, false for a repeat. */
+export const CancelAnswer = Schema.Struct({ requested: Schema.Boolean })
+
 /** The tenant's gauges (the sweeper's census, §7.10) and its emergency stop. */
 export const Census = Schema.Struct({
   openCases: Schema.NonNegativeInt,
@@ -310,6 +343,15 @@ export const historyEntry = (record: Journal.Record): typeof HistoryEntry.Type =
   kind: record.kind.kind,
   effect: record.effectKey,
   hash: record.hash,
+})
+
+/** The run's view from its last record (`last`, absent for an unwritten run) and head. */
+export const runView = (run: RunId, head: Journal.Head, last: Journal.Record | undefined): RunView => ({
+  run,
+  head: { seq: head.seq, hash: head.hash },
+  outcome: last?.kind.kind === "RunSealed" ? Option.some(last.kind.outcome) : Option.none(),
+  case: last === undefined ? Option.none() : last.case,
+  suspended: last?.kind.kind === "RunSuspended" ? Option.some(last.kind.reason) : Option.none(),
 })
 
 export const deliveryAnswer = (outcome: Runtime.Delivered): DeliveryAnswer =>

@@ -5,6 +5,7 @@
 import { describe, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
+import { generateRunId } from "../../src/domain/Ids.js"
 import { QuotaStore } from "../../src/services/QuotaStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import { open as openCase } from "../conformance/case/Fixtures.js"
@@ -102,6 +103,9 @@ for (const backend of Http.backends()) {
               "/healthz",
               "/metrics",
               "/obligations",
+              "/runs",
+              "/runs/{run}",
+              "/runs/{run}/cancel",
               "/tasks",
               "/tasks/{task}",
               "/tasks/{task}/claim",
@@ -109,6 +113,12 @@ for (const backend of Http.backends()) {
               "/tasks/{task}/release",
               "/tasks/{task}/takeover",
             ])
+            // §8.2's delivery answers, as the document tells a client.
+            const schemas = (spec.json as { components: { schemas: Record<string, unknown> } }).components.schemas
+            assert.deepStrictEqual(
+              (schemas.DeliveryAnswer as { properties: { result: { enum: unknown } } }).properties.result.enum,
+              ["resumed", "buffered", "duplicate"],
+            )
             const docs = yield* f.raw("GET", "/docs")
             assert.strictEqual(docs.status, 200)
             assert.match(docs.headers.get("content-type") ?? "", /text\/html/)
@@ -119,6 +129,9 @@ for (const backend of Http.backends()) {
               ["GET", "/dead-letters"],
               ["GET", "/census"],
               ["GET", "/metrics"],
+              ["GET", "/runs"],
+              ["GET", `/runs/${generateRunId()}`],
+              ["POST", `/runs/${generateRunId()}/cancel`],
               ["POST", "/events"],
               ["PUT", "/admin/halt"],
               ["DELETE", "/admin/halt"],

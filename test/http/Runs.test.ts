@@ -1,0 +1,157 @@
+/**
+ * The run routes (§8.2) on each backend: one run's head, outcome, case and suspend reason as it
+ * waits and once it finished; runs by outcome; the cancellation request (202) honoured at the
+ * run's wait; unknown runs and another tenant's runs are 404.
+ */
+import { describe, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { generateRunId } from "../../src/domain/Ids.js"
+import type { Forbidden } from "../../src/http/Authorizer.js"
+import { JournalStore } from "../../src/services/JournalStore.js"
+import { assert } from "../support/Assert.js"
+import * as Http from "../support/Http.js"
+import * as Definitions from "./Definitions.js"
+
+const paid = (f: Http.Fixture, invoice: string) =>
+  f.raw("POST", "/events", {
+    as: "pat",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      id: `paid-${invoice}`,
+      kind: "invoice.paid",
+      correlation: [{ namespace: "subject", value: invoice }],
+      payload: { paid: 40 },
+    }),
+  })
+
+for (const backend of Http.backends()) {
+  describe(`http runs (${backend.name})`, () => {
+    layer(backend.layer, { excludeTestServices: true })((it) => {
+      it.effect("GET /runs/{run} shows a waiting run's reason and case, then its outcome once it finished", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const invoice = `INV-${Math.random()}`
+              const started = yield* f.inTenant(Definitions.start(f.runtime, Definitions.awaitsPayment, invoice))
+              const waiting = yield* f.as("rita").runs.read({ path: { run: started.run } })
+              const head = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.head(started.run)))
+              assert.deepStrictEqual(waiting.head, { seq: head.seq, hash: head.hash })
+              assert.deepStrictEqual(
+                [waiting.run, waiting.outcome, waiting.case],
+                [started.run, Option.none(), started.case],
+              )
+              const reason = Option.getOrThrow(waiting.suspended)
+              assert.deepStrictEqual(
+                reason.reason === "awaiting_event" ? [reason.reason, reason.kind] : [reason.reason],
+                ["awaiting_event", "invoice.paid"],
+              )
+              assert.strictEqual((yield* paid(f, invoice)).status, 202)
+              yield* f.runtime.idle
+              const done = yield* f.as("rita").runs.read({ path: { run: started.run } })
+              assert.deepStrictEqual(
+                [done.outcome, done.suspended, done.case],
+                [Option.some("succeeded" as const), Option.none(), started.case],
+              )
+              assert.isTrue(done.head.seq > waiting.head.seq)
+            }),
+          { definitions: [Definitions.awaitsPayment] },
+        ),
+      )
+
+      it.effect("GET /runs lists runs by outcome, newest first; the default is quarantined", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const finished = []
+              for (const n of [1, 2]) {
+                const invoice = `INV-${n}-${Math.random()}`
+                finished.push((yield* f.inTenant(Definitions.start(f.runtime, Definitions.awaitsPayment, invoice))).run)
+                yield* paid(f, invoice)
+                yield* f.runtime.idle
+              }
+              const listed = yield* f.as("rita").runs.list({ urlParams: { outcome: "succeeded", limit: 10 } })
+              assert.deepStrictEqual(listed, [...finished].reverse())
+              assert.deepStrictEqual(yield* f.as("rita").runs.list({ urlParams: {} }), [])
+              // Tenant B sees none of them.
+              assert.deepStrictEqual(yield* f.as("bob").runs.list({ urlParams: { outcome: "succeeded" } }), [])
+              const bad = yield* f.raw("GET", "/runs?outcome=bogus", { as: "rita" })
+              assert.strictEqual(bad.status, 422)
+            }),
+          { definitions: [Definitions.awaitsPayment] },
+        ),
+      )
+
+      it.effect("POST /runs/{run}/cancel is 202 {requested}; the waiting run is cancelled at its wait", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const started = yield* f.inTenant(
+                Definitions.start(f.runtime, Definitions.awaitsPayment, `INV-${Math.random()}`),
+              )
+              const first = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
+                as: "rita",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ reason: "customer withdrew" }),
+              })
+              assert.deepStrictEqual([first.status, first.json], [202, { requested: true }])
+              const again = yield* f
+                .as("rita")
+                .runs.cancel({ path: { run: started.run }, payload: { reason: "again" } })
+              assert.deepStrictEqual(again, { requested: false })
+              yield* f.runtime.idle
+              const cancellation = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.cancellation(started.run)))
+              assert.deepStrictEqual(
+                Option.map(cancellation, (c) => [c.actor, c.reason]),
+                Option.some(["rita", "customer withdrew"]),
+              )
+              const read = yield* f.as("rita").runs.read({ path: { run: started.run } })
+              assert.deepStrictEqual(read.outcome, Option.some("cancelled" as const))
+              // The body names no actor: the actor is the caller.
+              const named = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
+                as: "rita",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ reason: "x", actor: "mallory" }),
+              })
+              assert.strictEqual(named.status, 422)
+            }),
+          { definitions: [Definitions.awaitsPayment] },
+        ),
+      )
+
+      it.effect(
+        "an unknown run and another tenant's run are 404 to read and to cancel; a role without the action is 403",
+        () =>
+          Http.withServer(
+            (f) =>
+              Effect.gen(function* () {
+                const started = yield* f.inTenant(
+                  Definitions.start(f.runtime, Definitions.awaitsPayment, `INV-${Math.random()}`),
+                )
+                for (const run of [generateRunId(), started.run]) {
+                  const as = run === started.run ? "bob" : "rita"
+                  const read = yield* f.raw("GET", `/runs/${run}`, { as })
+                  assert.deepStrictEqual([read.status, (read.json as { _tag: string })._tag], [404, "NotFound"])
+                  const cancel = yield* f.raw("POST", `/runs/${run}/cancel`, {
+                    as,
+                    headers: { "content-type": "application/json" },
+                    body: JSON.stringify({ reason: "not yours" }),
+                  })
+                  assert.deepStrictEqual([cancel.status, (cancel.json as { _tag: string })._tag], [404, "NotFound"])
+                }
+                // Bob's attempt stored no request against tenant A's run.
+                const cancellation = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.cancellation(started.run)))
+                assert.isTrue(Option.isNone(cancellation))
+                const refused = yield* Effect.flip(
+                  f.as("pat").runs.cancel({ path: { run: started.run }, payload: { reason: "agent" } }),
+                )
+                assert.deepStrictEqual(
+                  [(refused as Forbidden)._tag, (refused as Forbidden).action],
+                  ["Forbidden", "api:run.cancel"],
+                )
+              }),
+            { definitions: [Definitions.awaitsPayment] },
+          ),
+      )
+    })
+  })
+}
