@@ -16,6 +16,7 @@ import * as Reconcile from "./Reconcile.js"
 import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
+import * as WaitEdges from "./WaitEdges.js"
 import * as Waits from "./Waits.js"
 import * as WakeRaces from "./WakeRaces.js"
 import * as Worklist from "./Worklist.js"
@@ -37,5 +38,6 @@ export const suite = (backend: Backend.Backend) =>
     Reconcile.suite(backend)
     Waits.suite(backend)
     Worklist.suite(backend)
+    WaitEdges.suite(backend)
     WakeRaces.suite(backend)
   })
