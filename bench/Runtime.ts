@@ -22,6 +22,9 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
 import pg from "pg"
 import * as Calendar from "../src/domain/Calendar.js"
+import * as CorrelationKey from "../src/domain/CorrelationKey.js"
+import * as Deadline from "../src/domain/Deadline.js"
+import { InboundEvent } from "../src/domain/Event.js"
 import type { RunId } from "../src/domain/Ids.js"
 import * as Run from "../src/domain/Run.js"
 import { Tenant, TenantId } from "../src/domain/Tenant.js"
@@ -63,9 +66,32 @@ export interface ReplayRow {
   readonly points: ReadonlyArray<ReplayPoint>
 }
 
+/** Timer wake-ups through `Runtime.fireTimers`: `due` runs suspended on a due timer, fired by `callers` concurrent callers (instances' timer passes) until every one is sealed. */
+export interface WakeRow {
+  readonly dialect: Dialect
+  readonly due: number
+  readonly callers: number
+  readonly perSec: number
+  readonly seconds: number
+  /** Client-counted, one wake-up of one more due run (its background resume included): transactions and autocommitted statements. */
+  readonly transactions: number
+  readonly statements: number
+}
+
+/** Event → resumed-run latency: one delivery at a time, timed until the run it resumed is sealed, with `suspended` runs waiting. */
+export interface LatencyRow {
+  readonly dialect: Dialect
+  readonly suspended: number
+  readonly samples: number
+  readonly p50: number
+  readonly p99: number
+}
+
 export interface Results {
   readonly runs: ReadonlyArray<RunRow>
   readonly replay: ReadonlyArray<ReplayRow>
+  readonly wakes: ReadonlyArray<WakeRow>
+  readonly latency: ReadonlyArray<LatencyRow>
 }
 
 export const CONCURRENCY = [1, 16] as const
@@ -79,7 +105,12 @@ export const run = async (
 ): Promise<Results> => {
   const runs: Array<RunRow> = []
   const replay: Array<ReplayRow> = []
+  const wakes: Array<WakeRow> = []
+  const latency: Array<LatencyRow> = []
   for (const dialect of ["pg", "sqlite"] as const) {
+    const w = await wakeRows(db, dialect, options.quick ? QUICK_DUE : DUE, options.quick, options.log)
+    wakes.push(...w.wakes)
+    latency.push(w.latency)
     for (const concurrency of CONCURRENCY) {
       const row = await throughput(db, dialect, concurrency, options.quick)
       options.log(
@@ -90,8 +121,37 @@ export const run = async (
     const points = await replayGrowth(db, dialect, options.quick, options.log)
     replay.push({ dialect, points })
   }
-  return { runs, replay }
+  return { runs, replay, wakes, latency }
 }
+
+/** The wake-up rows of one backend: timer wake-ups per `due` (1 caller, and 4 on PostgreSQL), then event latency with 10,000 suspended (quick: 1,000). */
+export const wakeRows = async (
+  db: Databases.Throwaway,
+  dialect: Dialect,
+  dues: ReadonlyArray<number>,
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<{ readonly wakes: ReadonlyArray<WakeRow>; readonly latency: LatencyRow }> => {
+  const wakes: Array<WakeRow> = []
+  for (const due of dues) {
+    for (const callers of dialect === "pg" ? [1, 4] : [1]) {
+      const row = await timerWakes(db, dialect, due, callers, log)
+      log(
+        `runtime ${dialect} timer wake-ups, ${count(due)} due, ${callers} caller(s): ${row.perSec.toFixed(0)}/s (${row.seconds.toFixed(1)} s), one wake-up ${row.transactions} tx + ${row.statements} single`,
+      )
+      wakes.push(row)
+    }
+  }
+  const latency = await eventLatency(db, dialect, quick ? 1000 : 10_000, quick ? 50 : 300)
+  log(
+    `runtime ${dialect} event → sealed run with ${count(latency.suspended)} suspended: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms`,
+  )
+  return { wakes, latency }
+}
+
+/** Due runs per wake-up row: 10,000, and 100,000 in full mode only; quick mode 1,000. */
+export const DUE = [10_000, 100_000] as const
+export const QUICK_DUE = [1000] as const
 
 /** Per-record time at the largest length over that at the length before it: about 1 when linear, 10 when quadratic. */
 export const linearity = (points: ReadonlyArray<ReplayPoint>, pick: (p: ReplayPoint) => number): number => {
@@ -165,13 +225,184 @@ const Long = RunDefinition.make({
 
 type Services = Runtime.Runtime | SqlStores.Stores | SqlClient.SqlClient
 
+const count = (n: number) => n.toLocaleString("en-US")
+
+/** Sleeps until an instant long past, so its timer is due the moment it is armed; then seals. */
+const Sleeper = RunDefinition.make({
+  capability: "bench.sleeper",
+  input: Schema.Struct({ n: Schema.Number }),
+  output: Schema.Number,
+  plan: [
+    Step.make({
+      name: "sleep",
+      body: (input: { readonly n: number }) =>
+        Effect.gen(function* () {
+          const cx = yield* StepCtx
+          yield* cx.sleepUntil(1)
+          return input.n
+        }),
+    }),
+  ],
+})
+
+/** Waits for `bench.ping` on its order key (a case and an obligation, as §7.6 needs); then seals. */
+const Waiter = RunDefinition.make({
+  capability: "bench.waiter",
+  input: Schema.Struct({ order: Schema.String }),
+  output: Schema.Unknown,
+  plan: [
+    Step.make({
+      name: "wait",
+      body: (input: { readonly order: string }) =>
+        Effect.gen(function* () {
+          const cx = yield* StepCtx
+          yield* cx.deadline("ping", Deadline.days(3))
+          return (yield* cx.awaitEvent({
+            kind: "bench.ping",
+            correlation: [CorrelationKey.make("order", input.order)],
+            deadline: "ping",
+          })).payload
+        }),
+    }),
+  ],
+})
+
+/** Admits `n` runs at concurrency 16, each expected to suspend. */
+const suspendMany = (
+  rt: ReturnType<typeof runtimeOn>,
+  tenant: TenantId,
+  n: number,
+  admit: (i: number) => Effect.Effect<{ readonly status: Run.RunStatus }, unknown, Services | Tenant>,
+) =>
+  rt.runPromise(
+    Effect.forEach(
+      Array.from({ length: n }, (_, i) => i),
+      (i) =>
+        Effect.flatMap(admit(i), (r) =>
+          r.status._tag === "Suspended" ? Effect.void : Effect.dieMessage(`bench run ended ${r.status._tag}`),
+        ),
+      { concurrency: 16, discard: true },
+    ).pipe(Effect.provideService(Tenant, tenant)) as Effect.Effect<void, unknown, Services>,
+  )
+
+const timerWakes = async (
+  db: Databases.Throwaway,
+  dialect: Dialect,
+  due: number,
+  callers: number,
+  log: (line: string) => void,
+): Promise<WakeRow> => {
+  const tenant = TenantId.make(`bench-wakes-${dialect}-${due}-${callers}`)
+  const rt = runtimeOn(db, dialect, 16)
+  try {
+    await rt.runtime()
+    const start0 = performance.now()
+    await suspendMany(rt, tenant, due, (i) =>
+      Effect.flatMap(Runtime.Runtime, (x) => x.run(Sleeper, Run.labeled({ n: i }, "bench"))),
+    )
+    log(
+      `runtime ${dialect}: ${count(due)} runs suspended on a due timer in ${((performance.now() - start0) / 1000).toFixed(1)} s`,
+    )
+    const start = performance.now()
+    // Each caller plays one instance's timer pass, 128 at a time, until a pass finds none due.
+    const pass: Effect.Effect<number, unknown, Services | Tenant> = Effect.flatMap(Runtime.Runtime, (x) =>
+      Effect.flatMap(x.fireTimers(128), (r) =>
+        r.fired + r.failed === 0 ? Effect.succeed(0) : Effect.map(pass, (n) => n + r.fired),
+      ),
+    )
+    const fired = await rt.runPromise(
+      Effect.all(
+        Array.from({ length: callers }, () => pass),
+        { concurrency: "unbounded" },
+      ).pipe(
+        Effect.tap(() => Effect.flatMap(Runtime.Runtime, (x) => x.idle)),
+        Effect.map((ns) => ns.reduce((a, b) => a + b, 0)),
+        Effect.provideService(Tenant, tenant),
+      ) as Effect.Effect<number, unknown, Services>,
+    )
+    const seconds = (performance.now() - start) / 1000
+    const sealed = await rt.runPromise(
+      Effect.flatMap(JournalStore, (j) => j.runsByOutcome("succeeded", due + 10)).pipe(
+        Effect.provideService(Tenant, tenant),
+      ) as Effect.Effect<ReadonlyArray<RunId>, unknown, Services>,
+    )
+    if (fired !== due || sealed.length !== due) throw new Error(`fired ${fired}, sealed ${sealed.length} of ${due}`)
+    await suspendMany(rt, tenant, 1, () =>
+      Effect.flatMap(Runtime.Runtime, (x) => x.run(Sleeper, Run.labeled({ n: -1 }, "bench"))),
+    )
+    const { statements } = await rt.runPromise(
+      Capture.capture(Effect.flatMap(Runtime.Runtime, (x) => Effect.zipRight(x.fireTimers(1), x.idle))).pipe(
+        Effect.provideService(Tenant, tenant),
+      ) as Effect.Effect<{ readonly statements: ReadonlyArray<Capture.Captured> }, unknown, Services>,
+    )
+    const client = {
+      transactions: new Set(statements.filter((x) => x.tx !== 0).map((x) => x.tx)).size,
+      statements: statements.filter((x) => x.tx === 0).length,
+    }
+    return { dialect, due, callers, perSec: due / seconds, seconds, ...client }
+  } finally {
+    await rt.dispose()
+  }
+}
+
+const eventLatency = async (
+  db: Databases.Throwaway,
+  dialect: Dialect,
+  suspended: number,
+  samples: number,
+): Promise<LatencyRow> => {
+  const tenant = TenantId.make(`bench-latency-${dialect}-${suspended}`)
+  const rt = runtimeOn(db, dialect, 16)
+  const order = (i: number) => `bench-${i}`
+  try {
+    await rt.runtime()
+    await suspendMany(rt, tenant, suspended, (i) =>
+      Effect.flatMap(Runtime.Runtime, (x) =>
+        x.runCorrelated(Waiter, Run.labeled({ order: order(i) }, "bench"), "order", [
+          CorrelationKey.make("order", order(i)),
+        ]),
+      ),
+    )
+    const times: Array<number> = []
+    for (let s = 0; s < samples; s++) {
+      const i = Math.floor((s * suspended) / samples)
+      const ping = new InboundEvent({
+        source: "bench",
+        id: `ping-${i}`,
+        kind: "bench.ping",
+        correlation: [CorrelationKey.make("order", order(i))],
+        payload: { i },
+      })
+      const start = performance.now()
+      await rt.runPromise(
+        Effect.flatMap(Runtime.Runtime, (x) =>
+          Effect.flatMap(x.deliver(ping), (d) =>
+            d._tag === "Resumed" ? x.idle : Effect.dieMessage(`bench delivery was ${d._tag}`),
+          ),
+        ).pipe(Effect.provideService(Tenant, tenant)) as Effect.Effect<void, unknown, Services>,
+      )
+      times.push(performance.now() - start)
+    }
+    times.sort((a, b) => a - b)
+    const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN
+    return { dialect, suspended, samples, p50: at(0.5), p99: at(0.99) }
+  } finally {
+    await rt.dispose()
+  }
+}
+
 const runtimeOn = (db: Databases.Throwaway, dialect: Dialect, size: number) => {
   const client =
     dialect === "pg"
       ? PgBackend.layerClient({ url: db.pgUrl, maxConnections: size })
       : SqliteBackend.layerClient({ filename: db.sqliteFile })
   const stores = Layer.mergeAll(SqlStores.layer, Migrations.layer).pipe(Layer.provideMerge(client))
-  const registered = Layer.mergeAll(RunDefinition.register(TwoEffects), RunDefinition.register(Long))
+  const registered = Layer.mergeAll(
+    RunDefinition.register(TwoEffects),
+    RunDefinition.register(Long),
+    RunDefinition.register(Sleeper),
+    RunDefinition.register(Waiter),
+  )
   const layer = Layer.merge(Runtime.layer({ owner: `bench-${dialect}-${size}` }), registered).pipe(
     Layer.provideMerge(Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, stores)),
   )
