@@ -1,5 +1,5 @@
 /**
- * The `agentplane` command (§8.3): `serve`, `migrate`, and two helpers for trying it out,
+ * The `agentplane` command (§8.3): `serve`, `sweep`, `migrate`, and two helpers for trying it out,
  * `token-digest` and `seed-demo`. Every flag has an `AGENTPLANE_*` environment fallback.
  *
  *   npx tsx src/cli/Main.ts serve --tokens examples/demo-tokens.json --policy examples/demo-policy.json
@@ -14,11 +14,12 @@ import * as Migrate from "./Migrate.js"
 import * as Report from "./Report.js"
 import * as SeedDemo from "./SeedDemo.js"
 import * as Serve from "./Serve.js"
+import * as Sweep from "./Sweep.js"
 import * as TokenDigest from "./TokenDigest.js"
 
 const agentplane = Command.make("agentplane").pipe(
   Command.withDescription("a durable, replayable control plane for AI agents"),
-  Command.withSubcommands([Serve.command, Migrate.command, TokenDigest.command, SeedDemo.command]),
+  Command.withSubcommands([Serve.command, Sweep.command, Migrate.command, TokenDigest.command, SeedDemo.command]),
 )
 
 const cli = Command.run(agentplane, { name: "agentplane", version: "0.1.0" })

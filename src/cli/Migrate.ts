@@ -6,9 +6,12 @@ import { Command } from "@effect/cli"
 import { Console, Effect, Layer } from "effect"
 import * as Store from "./Store.js"
 
-export const command = Command.make("migrate", { store: Store.option }, ({ store }) =>
-  Effect.zipRight(
-    Layer.build(Store.layer(store)).pipe(Effect.scoped),
-    Console.log(`migrations applied to ${Store.show(store)}`),
-  ),
+export const command = Command.make(
+  "migrate",
+  { store: Store.option, timeouts: Store.timeoutOptions },
+  ({ store, timeouts }) =>
+    Effect.zipRight(
+      Layer.build(Store.layer(store, timeouts)).pipe(Effect.scoped),
+      Console.log(`migrations applied to ${Store.show(store)}`),
+    ),
 ).pipe(Command.withDescription("apply pending migrations to the store and exit"))

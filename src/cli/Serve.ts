@@ -11,8 +11,10 @@ import { Config, Console, Effect, Layer, Option, Schema } from "effect"
 import * as Credentials from "../http/Credentials.js"
 import * as Policy from "../http/Policy.js"
 import * as Server from "../http/Server.js"
+import * as Sweeper from "../runtime/Sweeper.js"
 import * as Address from "./Address.js"
 import * as Store from "./Store.js"
+import * as Sweep from "./Sweep.js"
 
 /** `serve` cannot start as configured; `message` says what to change. */
 export class StartRefused extends Schema.TaggedError<StartRefused>()("StartRefused", { message: Schema.String }) {}
@@ -39,11 +41,24 @@ const policy = Options.text("policy").pipe(
   Options.optional,
 )
 
+const sweepEvery = Options.integer("sweep-every").pipe(
+  Options.withDescription(
+    "sweep every tenant of the credential table every <secs> seconds (env AGENTPLANE_SWEEP_EVERY; 0 or absent: sweeping is scheduled outside, e.g. `agentplane sweep` from cron)",
+  ),
+  Options.withFallbackConfig(Config.integer("AGENTPLANE_SWEEP_EVERY")),
+  Options.withDefault(0),
+)
+
 export interface ServeOptions {
   readonly addr: string
   readonly store: string
   readonly tokens: Option.Option<string>
   readonly policy: Option.Option<string>
+  /** Seconds between sweeps of every tenant; 0: no sweeping in this process. */
+  readonly sweepEvery?: number
+  readonly eventGrace?: number
+  readonly metricTenant?: boolean
+  readonly timeouts?: Store.Timeouts
 }
 
 /**
@@ -99,10 +114,38 @@ export const layer = (options: ServeOptions) =>
     )
     // Only here are both tables at hand: a rule's role is checked against the credentials.
     yield* Policy.checkRoles(policy, credentials.roles)
+    const every = options.sweepEvery ?? 0
+    if (every < 0 || (options.eventGrace ?? 0) < 0) {
+      return yield* new StartRefused({ message: "--sweep-every and --event-grace take a number of seconds, 0 or more" })
+    }
     yield* Address.probe(address)
-    return Server.layer(address).pipe(
+    // No run definitions: `serve` is the generic binary, and a definition is code with the
+    // providers its acts call (the refund example's are simulations that would make a demo
+    // server "refund" against nothing). A deployment that runs agents embeds the library and
+    // passes its definitions to `Server.layer`; here a delivery that answers a run whose
+    // capability is not registered leaves the event claimed for it (`buffered`) for a process
+    // that registers it, and the sweeper's wake of such a run counts as a wake failure.
+    const server = Server.layer(address).pipe(
       Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
-      Layer.provide(Store.layer(store)),
+      Layer.provideMerge(Store.layer(store, options.timeouts)),
+    )
+    // The sweeping fiber lives in the layer's scope: on shutdown it is interrupted first, before
+    // the server, the runtime and the store close.
+    const sweeping =
+      every === 0
+        ? Layer.empty
+        : Layer.scopedDiscard(
+            Effect.forkScoped(
+              Sweep.loop(
+                credentials.tenants,
+                every,
+                options.eventGrace ?? Sweeper.DEFAULT_EVENT_GRACE_SECS,
+                options.metricTenant ?? false,
+              ),
+            ),
+          )
+    return sweeping.pipe(
+      Layer.provideMerge(server),
       // The port can still be taken between the probe and the listen.
       Layer.mapError((e) => (e instanceof HttpServerError.ServeError ? Address.unavailable(address, e.cause) : e)),
     )
@@ -112,7 +155,11 @@ export const layer = (options: ServeOptions) =>
 export const serve = (options: ServeOptions) =>
   Effect.flatMap(layer(options), (server) =>
     HttpServer.addressFormattedWith((address) =>
-      Console.log(`agentplane serving ${address} (store ${Store.show(options.store)})`),
+      Console.log(
+        `agentplane serving ${address} (store ${Store.show(options.store)}${
+          (options.sweepEvery ?? 0) > 0 ? `, sweeping every ${options.sweepEvery}s` : ""
+        })`,
+      ),
     ).pipe(
       Effect.zipRight(Effect.never),
       Effect.onInterrupt(() => Console.log("agentplane stopping: finishing requests in flight")),
@@ -122,6 +169,17 @@ export const serve = (options: ServeOptions) =>
     ),
   )
 
-export const command = Command.make("serve", { addr, store: Store.option, tokens, policy }, serve).pipe(
-  Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"),
-)
+export const command = Command.make(
+  "serve",
+  {
+    addr,
+    store: Store.option,
+    tokens,
+    policy,
+    sweepEvery,
+    eventGrace: Sweep.eventGrace,
+    metricTenant: Sweep.metricTenant,
+    timeouts: Store.timeoutOptions,
+  },
+  serve,
+).pipe(Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"))

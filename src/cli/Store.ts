@@ -2,7 +2,7 @@
  * `--store`: where the plane keeps its state, and the backend that follows from it (§8.3).
  */
 import { Options } from "@effect/cli"
-import { Config, ConfigError, Either, Layer, Option, Schema } from "effect"
+import { Config, ConfigError, Duration, Either, Layer, Option, Schema } from "effect"
 import type { Backend } from "../errors/StoreError.js"
 import * as PgBackend from "../layers/PgBackend.js"
 import * as SqliteBackend from "../layers/SqliteBackend.js"
@@ -100,15 +100,86 @@ export const check = (store: string): Either.Either<string, StoreInvalid> => {
   return Either.right(store)
 }
 
+/** The backend timeouts in whole seconds, each absent unless its flag is given. */
+export interface Timeouts {
+  readonly statementTimeout: Option.Option<number>
+  readonly lockTimeout: Option.Option<number>
+  readonly acquireTimeout: Option.Option<number>
+  readonly connectTimeout: Option.Option<number>
+  readonly busyTimeout: Option.Option<number>
+}
+
+/**
+ * A timeout flag in seconds. Without it the backend layer reads its own environment variable
+ * (an Effect duration such as `5 seconds`), then its default; the flag wins over both.
+ */
+const timeout = (flag: string, variable: string, what: string) =>
+  Options.integer(flag).pipe(
+    Options.withDescription(`${what}, in seconds (env ${variable}, as a duration, e.g. "5 seconds")`),
+    Options.optional,
+  )
+
+/** `--statement-timeout`, `--lock-timeout`, `--acquire-timeout`, `--connect-timeout` (PostgreSQL) and `--busy-timeout` (SQLite). */
+export const timeoutOptions: Options.Options<Timeouts> = Options.all({
+  statementTimeout: timeout(
+    "statement-timeout",
+    "AGENTPLANE_PG_STATEMENT_TIMEOUT",
+    "PostgreSQL: longest a statement may run (default 30)",
+  ),
+  lockTimeout: timeout("lock-timeout", "AGENTPLANE_PG_LOCK_TIMEOUT", "PostgreSQL: longest a lock wait (default 5)"),
+  acquireTimeout: timeout(
+    "acquire-timeout",
+    "AGENTPLANE_PG_ACQUIRE_TIMEOUT",
+    "PostgreSQL: longest wait for a pool connection (default 10)",
+  ),
+  connectTimeout: timeout(
+    "connect-timeout",
+    "AGENTPLANE_PG_CONNECT_TIMEOUT",
+    "PostgreSQL: longest wait to connect (default 10)",
+  ),
+  busyTimeout: timeout(
+    "busy-timeout",
+    "AGENTPLANE_SQLITE_BUSY_TIMEOUT",
+    "SQLite: longest wait behind another process's write lock (default 5)",
+  ),
+})
+
+export const NO_TIMEOUTS: Timeouts = {
+  statementTimeout: Option.none(),
+  lockTimeout: Option.none(),
+  acquireTimeout: Option.none(),
+  connectTimeout: Option.none(),
+  busyTimeout: Option.none(),
+}
+
 /**
  * Every store on `store`, migrated when the layer is built; the pool or file closes with its
- * scope. A `store` that `check` refuses fails the layer before anything is opened.
+ * scope. A `store` that `check` refuses fails the layer before anything is opened. A timeout
+ * flag for the other backend than `store`'s is ignored.
  */
-export const layer = (store: string): Layer.Layer<Stores.Stores, Backend | StoreInvalid> =>
+export const layer = (
+  store: string,
+  timeouts: Timeouts = NO_TIMEOUTS,
+): Layer.Layer<Stores.Stores, Backend | StoreInvalid> =>
   Either.match(check(store), {
     onLeft: Layer.fail,
     onRight: (store) =>
-      isPostgres(store) ? PgBackend.layer({ url: store }) : SqliteBackend.layer({ filename: store }),
+      isPostgres(store)
+        ? PgBackend.layer({
+            url: store,
+            ...secs("statementTimeout", timeouts.statementTimeout),
+            ...secs("lockTimeout", timeouts.lockTimeout),
+            ...secs("acquireTimeout", timeouts.acquireTimeout),
+            ...secs("connectTimeout", timeouts.connectTimeout),
+          })
+        : SqliteBackend.layer({ filename: store, ...secs("busyTimeout", timeouts.busyTimeout) }),
+  })
+
+/** `{[name]: seconds}` when given, nothing otherwise (so the layer's own fallback applies). */
+const secs = <K extends string>(name: K, value: Option.Option<number>): { [P in K]?: Duration.Duration } =>
+  Option.match(value, {
+    onNone: () => ({}),
+    onSome: (s) => ({ [name]: Duration.seconds(s) }) as { [P in K]?: Duration.Duration },
   })
 
 /** `store` fit for a log line: a URL's password replaced by `***`, whatever its scheme. */

@@ -1,0 +1,118 @@
+/**
+ * Sweeping from the command line (§7.10, §8.3): `agentplane sweep` runs one tick for a tenant and
+ * prints its `SweepReport`; `serve --sweep-every` runs `loop` beside the server. After every tick
+ * the §10 census gauges are set from the report's census (never kept as running counts), with a
+ * `tenant` dimension only under `--metric-tenant`: without it a gauge holds the tenant swept last,
+ * which is what one tenant per deployment wants and what a tenant label would only multiply.
+ */
+import { Command, Options } from "@effect/cli"
+import { Config, Console, Duration, Effect, Either, Layer, Metric, Option, Schedule } from "effect"
+import * as Tenant from "../domain/Tenant.js"
+import * as Time from "../domain/Time.js"
+import * as Server from "../http/Server.js"
+import type { Runtime } from "../runtime/Runtime.js"
+import * as Sweeper from "../runtime/Sweeper.js"
+import type * as Stores from "../services/Stores.js"
+import * as Store from "./Store.js"
+
+export const eventGrace = Options.integer("event-grace").pipe(
+  Options.withDescription(
+    `seconds an event no run claimed is kept before it is dead-lettered (env AGENTPLANE_EVENT_GRACE; default ${Sweeper.DEFAULT_EVENT_GRACE_SECS})`,
+  ),
+  Options.withFallbackConfig(Config.integer("AGENTPLANE_EVENT_GRACE")),
+  Options.withDefault(Sweeper.DEFAULT_EVENT_GRACE_SECS),
+)
+
+export const metricTenant = Options.boolean("metric-tenant").pipe(
+  Options.withDescription("give the census gauges a tenant dimension (env AGENTPLANE_METRIC_TENANT)"),
+  Options.withFallbackConfig(Config.boolean("AGENTPLANE_METRIC_TENANT")),
+)
+
+const tenant = Options.text("tenant").pipe(
+  Options.withDescription("the tenant to sweep (env AGENTPLANE_TENANT; default default)"),
+  Options.withFallbackConfig(Config.string("AGENTPLANE_TENANT")),
+  Options.withDefault(Tenant.DEFAULT as string),
+)
+
+/** The §10 census gauges. */
+export const gauges = {
+  openCases: Metric.gauge("agentplane.cases.open", { description: "cases not closed" }),
+  oldestCaseAge: Metric.gauge("agentplane.cases.oldest_age", {
+    description: "age of the oldest case not closed, in seconds (unit s)",
+  }),
+  dueDeadlines: Metric.gauge("agentplane.deadlines.due", { description: "deadlines due and not met" }),
+  pendingTimers: Metric.gauge("agentplane.timers.pending", { description: "armed timers" }),
+  openTasks: Metric.gauge("agentplane.tasks.open", { description: "open, claimed or escalated tasks" }),
+} as const
+
+/** Sets the gauges from `report`'s census; a census the tick could not read leaves them as they were. */
+export const setGauges = (report: Sweeper.SweepReport, tenant: Option.Option<Tenant.TenantId>) =>
+  Effect.gen(function* () {
+    if (report.censusUnavailable) return
+    const tag = <G extends Metric.Metric.Gauge<number>>(gauge: G) =>
+      Option.match(tenant, { onNone: () => gauge, onSome: (t) => Metric.tagged(gauge, "tenant", t) })
+    const c = report.census
+    yield* Metric.set(tag(gauges.openCases), c.openCases)
+    yield* Metric.set(
+      tag(gauges.oldestCaseAge),
+      Option.getOrElse(c.oldestCaseAgeSecs, () => 0),
+    )
+    yield* Metric.set(tag(gauges.dueDeadlines), c.dueDeadlines)
+    yield* Metric.set(tag(gauges.pendingTimers), c.pendingTimers)
+    yield* Metric.set(tag(gauges.openTasks), c.openTasks)
+  })
+
+/** One tick for `tenant` now, its gauges set (tenant-tagged when `tagTenant`). */
+export const tick = (tenant: Tenant.TenantId, graceSecs: number, tagTenant: boolean) =>
+  Effect.gen(function* () {
+    const now = Time.fromMillis(yield* Effect.clockWith((c) => c.currentTimeMillis))
+    const report = yield* Sweeper.sweep(now, graceSecs).pipe(Effect.provideService(Tenant.Tenant, tenant))
+    yield* setGauges(report, tagTenant ? Option.some(tenant) : Option.none())
+    return report
+  })
+
+/**
+ * Sweeps every tenant of `tenants` once per `everySecs`, forever; a tick that fails is logged and
+ * the next period tries again. Meant to run in a background fiber of the server's scope.
+ */
+export const loop = (
+  tenants: ReadonlyArray<Tenant.TenantId>,
+  everySecs: number,
+  graceSecs: number,
+  tagTenant: boolean,
+): Effect.Effect<never, never, Runtime | Stores.Stores> =>
+  Effect.forEach(tenants, (t) =>
+    tick(t, graceSecs, tagTenant).pipe(
+      Effect.tap((report) =>
+        Sweeper.needsAttention(report)
+          ? Effect.logWarning("agentplane.sweep.needs_attention").pipe(Effect.annotateLogs({ tenant: t }))
+          : Effect.void,
+      ),
+      Effect.catchAllCause((cause) => Effect.logError("agentplane.sweep.failed", cause)),
+    ),
+  ).pipe(Effect.repeat(Schedule.spaced(Duration.seconds(everySecs))), Effect.zipRight(Effect.never))
+
+/** The report as JSON: absences are `null`. */
+export const reportJson = (report: Sweeper.SweepReport) => ({
+  ...report,
+  record: Option.getOrNull(report.record),
+  census: { ...report.census, oldestCaseAgeSecs: Option.getOrNull(report.census.oldestCaseAgeSecs) },
+})
+
+export const command = Command.make(
+  "sweep",
+  { store: Store.option, tenant, eventGrace, timeouts: Store.timeoutOptions },
+  ({ store, tenant, eventGrace, timeouts }) =>
+    Effect.gen(function* () {
+      const id = yield* Either.match(Tenant.parse(tenant), {
+        onLeft: (e) => Effect.fail(e),
+        onRight: Effect.succeed,
+      })
+      const report = yield* tick(id, eventGrace, false).pipe(
+        Effect.provide(Server.layerRuntime({}).pipe(Layer.provideMerge(Store.layer(store, timeouts)))),
+      )
+      yield* Console.log(JSON.stringify(reportJson(report), null, 2))
+      // Exit 2 when an operator should look (§8.3); `runMain` leaves a successful exit's code alone.
+      if (Sweeper.needsAttention(report)) yield* Effect.sync(() => (process.exitCode = 2))
+    }),
+).pipe(Command.withDescription("sweep one tenant once and print the report as JSON; exit 2 when it needs attention"))
