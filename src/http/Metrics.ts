@@ -3,10 +3,11 @@
  * Counters are incremented where things happen (`agentplane.policy.denials{action}` by the
  * policy's authoriser, `agentplane.http.requests{method,status}` by `countRequests`).
  *
- * The census gauges are, by §10, set by the sweeper from its census; there is no sweeper yet, so
- * `/metrics` reads the caller's own census and writes it into that page only. They are never
- * kept in the process's registry: a gauge there is one value for every tenant, and a page drawn
- * while another tenant's request set it would show that tenant's numbers.
+ * The census gauges are, by §10, set by the sweeper from its census (`cli/Sweep.ts`), in the
+ * process's registry, for an exporter of the whole process. This page leaves those out and shows
+ * the caller's own census, read now: a registry gauge is the tenant swept last (or, under
+ * `--metric-tenant`, every tenant by label), and a caller must see neither another tenant's
+ * numbers nor its name.
  */
 import { HttpApp } from "@effect/platform"
 import { Effect, Metric, MetricState, Option } from "effect"
@@ -47,6 +48,15 @@ const gauge = (name: string, help: string, value: number): Sample => ({
   value: String(value),
 })
 
+/** The §10 census gauges, by name. */
+export const CENSUS_GAUGES: ReadonlySet<string> = new Set([
+  "agentplane.cases.open",
+  "agentplane.cases.oldest_age",
+  "agentplane.deadlines.due",
+  "agentplane.timers.pending",
+  "agentplane.tasks.open",
+])
+
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
 /** Counts every answered request, error responses included, once its status is known. */
@@ -75,7 +85,8 @@ export const countRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default
 export const render = (census: Option.Option<CensusReading>): Effect.Effect<string> =>
   Effect.map(Metric.snapshot, (pairs) => {
     const families = new Map<string, { type: string; help: string; lines: Array<string> }>()
-    const samples = [...pairs.map(toSample), ...Option.match(census, { onNone: () => [], onSome: censusSamples })]
+    const own = pairs.filter((pair) => !CENSUS_GAUGES.has(pair.metricKey.name))
+    const samples = [...own.map(toSample), ...Option.match(census, { onNone: () => [], onSome: censusSamples })]
     for (const sample of samples) {
       if (sample === undefined) continue
       const family = families.get(sample.name) ?? { type: sample.type, help: sample.help, lines: [] }
