@@ -174,6 +174,74 @@ for (const backend of [sqlite, postgres]) {
   })
 }
 
+/** `serve` started through `node --import tsx`; `address` resolves once it announces where it listens. */
+const serve = (args: ReadonlyArray<string>) => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AGENTPLANE_")))
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/Main.ts", "serve", ...args], { env })
+  let stdout = ""
+  let stderr = ""
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  const address = new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+      const match = /agentplane serving (http:\/\/\S+)/.exec(stdout)
+      if (match?.[1] !== undefined) resolve(match[1])
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    void exit.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)))
+  })
+  return { child, exit, address, stdout: () => stdout }
+}
+
+for (const backend of [sqlite, postgres]) {
+  describe(`agentplane serve --sweep-every (${backend.name})`, () => {
+    it("sweeps the credential table's tenants in the background, and stops with the server", {
+      timeout: 180_000,
+    }, async () => {
+      const { store, layer, drop } = await backend.make()
+      try {
+        // The demo credential table's tenant.
+        await seedStaleEvent(layer, Tenant.DEFAULT)
+        const server = serve([
+          "--store",
+          store,
+          "--addr",
+          "127.0.0.1:0",
+          "--tokens",
+          join("examples", "demo-tokens.json"),
+          "--policy",
+          join("examples", "demo-policy.json"),
+          "--sweep-every",
+          "1",
+          "--event-grace",
+          "0",
+        ])
+        try {
+          const base = await server.address
+          assert.match(server.stdout(), /sweeping every 1s/)
+          // The first tick dead-letters the stale event; poll the operator's view of it.
+          let letters: Array<unknown> = []
+          while (letters.length === 0) {
+            const answer = await fetch(`${base}/dead-letters`, {
+              headers: { authorization: "Bearer demo-admin-token" },
+            })
+            letters = (await answer.json()) as Array<unknown>
+            if (letters.length === 0) await new Promise((resolve) => setTimeout(resolve, 200))
+          }
+          assert.strictEqual(letters.length, 1)
+        } finally {
+          server.child.kill("SIGTERM")
+        }
+        assert.strictEqual(await server.exit, 0)
+      } finally {
+        await drop()
+      }
+    })
+  })
+}
+
 describe("agentplane sweep (postgres timeouts)", () => {
   it("--lock-timeout reaches the backend: under a held table lock the tick ends through it", {
     timeout: 180_000,
