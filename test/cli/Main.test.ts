@@ -452,6 +452,15 @@ describe("agentplane migrate, token-digest, seed-demo", { timeout: 180_000 }, ()
     )
   })
 
+  it("refuses a timeout flag of 0 or less (on PostgreSQL 0 would mean no timeout at all)", async () => {
+    const store = tempDb()
+    const lines = await Promise.all([
+      refusal(["migrate", "--store", store, "--lock-timeout", "0"]),
+      refusal(["migrate", "--store", store, "--statement-timeout", "-5"]),
+    ])
+    for (const line of lines) assert.match(line, /at least 1/)
+  })
+
   it("refuses AGENTPLANE_STORE and AGENTPLANE_DATABASE_URL naming different stores, unless --store decides", async () => {
     const store = tempDb()
     const conflict = { AGENTPLANE_STORE: store, AGENTPLANE_DATABASE_URL: "postgres://app:s3cret@db/plane" }
