@@ -173,6 +173,26 @@ export const make = Effect.gen(function* () {
       Effect.map((deleted) => Option.fromNullable(assembleWaits(deleted)[0])),
     )
 
+  /**
+   * pg: serialises an acceptance with a wait's `claimFor` on the (kind, key)s they share. Without
+   * it, under read committed, an acceptance that sees no wait yet and a `claimFor` that cannot see
+   * the uncommitted event both miss, and the run sleeps beside its event until a sweep's
+   * redelivery (a lost wake-up at the suspend boundary, found by the wake-race property). With it,
+   * whichever commits second sees the first: the subscription is durable before its `claimFor`
+   * starts, so a later acceptance elects it, and an earlier one has committed the event the
+   * `claimFor` then reads. Keys are locked in one order, so two such transactions cannot deadlock.
+   * sqlite: the write lock `Dialect.write` takes already serialises them.
+   */
+  const lockKeys = (tenant: string, kind: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
+    dialect.name === "pg"
+      ? Effect.forEach(
+          [...CorrelationKey.dedupe(keys)].sort(CorrelationKey.order),
+          (k) =>
+            sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${tenant}\u001f${kind}\u001f${k.namespace}\u001f${k.value}`}, 0))`,
+          { discard: true },
+        )
+      : Effect.void
+
   return EventStore.of({
     buffer: (event, at) =>
       Effect.gen(function* () {
@@ -213,6 +233,7 @@ export const make = Effect.gen(function* () {
         const tenant = yield* Tenant
         return yield* dialect.write(
           Effect.gen(function* () {
+            yield* lockKeys(tenant, sub.kind, sub.correlation)
             for (const k of CorrelationKey.dedupe(sub.correlation)) {
               // Unclaimed, or already this run's: a run that crashed between claim and resume
               // gets its own event back; another run's claim is never taken.
@@ -260,6 +281,7 @@ export const make = Effect.gen(function* () {
             // A known key is the common duplicate: answered without electing (and locking) a wait.
             const known = yield* storedEvent(tenant, id)
             if (Option.isSome(known)) return Acceptance.Duplicate({ stored: known.value })
+            yield* lockKeys(tenant, event.kind, event.correlation)
             const elected = yield* electWait(tenant, event, id)
             const inserted = yield* insertEvent(
               tenant,

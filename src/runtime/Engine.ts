@@ -550,6 +550,13 @@ export const make = (options: Options) =>
             if (woke === "Resumed") return Delivered.Resumed({ run: sub.run })
             // Its owner is live: put the wait back; the owner's claimFor finds the event, claimed for its run.
             yield* events.subscribe(sub, now as never)
+            // The owner records its answer before it unsubscribes. If that unsubscribe came before
+            // the line above, its answer is in the journal now, and the wait put back is stale; if
+            // after, the owner's unsubscribe removes it. Either way no wait outlives its answer.
+            const records = yield* journal.read(sub.run, 1)
+            if (records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, sub.effect))) {
+              yield* events.unsubscribe(sub.run, sub.effect)
+            }
             return Delivered.Buffered()
           }
         }

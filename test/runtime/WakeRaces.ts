@@ -255,16 +255,18 @@ const check = (wait: Wait, a: Instance, b: Instance, t: Trial, label: string) =>
       ),
     )
     yield* idle
-    // A run not yet sealed must still be findable by a later sweep: a wait on record (event,
-    // task) or an armed timer; then sweeps, as the periodic sweeper would, finish it. (A timer
-    // armed after both sweepers passed legitimately waits for the next one. On PostgreSQL an
-    // acceptance whose transaction overlaps the wait's subscribe and claimFor sees no wait, and
-    // its uncommitted event is invisible to the claim: both miss, and only a sweep's redelivery
-    // claims it. This property pins "exactly once, at the latest by the next sweep".)
+    // An event or a decision is always given during the race, so its run must be sealed by now
+    // (on PostgreSQL this needs the key lock `accept` and `claimFor` share, which closed an
+    // acceptance/claimFor race where both missed):
+    // by the delivery, by its own claimFor, or by a racing sweeper's redelivery; no later sweep
+    // may be needed (a later sweep would hide a wait that read the buffer before subscribing).
+    // A timer armed after both sweepers passed waits for the next sweep, as it would in service:
+    // it must still be armed, and sweeps, as the periodic sweeper would, finish it.
     for (let round = 0; round < 4; round++) {
       const open: Array<RunId> = []
       for (const run of runs) if (Option.isNone(yield* Effect.provide(sealedOutcome(run), a))) open.push(run)
       if (open.length === 0) break
+      expect(wait === "timer" ? [] : open, "runs left unsealed after their answer came: lost wake-ups").toEqual([])
       const waits = yield* Effect.provide(
         Effect.flatMap(EventStore, (e) => e.waiting(1000)),
         a,
