@@ -22,6 +22,8 @@ const CANDIDATES = `SELECT e.event_id FROM inbound_events e JOIN inbound_correla
 const claimFor = (lock: string) =>
   `UPDATE inbound_events SET claimed_by = $1, claimed_at = $2 WHERE tenant = $3 AND event_id = (${CANDIDATES}${lock}) AND (claimed_by IS NULL OR claimed_by = $9) AND NOT dead RETURNING event_id, source, bare_id, kind, payload, received_at`
 const KEYS_OF = `SELECT event_id, namespace, value FROM inbound_correlation WHERE tenant = $1 AND "event_id" IN ($2)`
+// pg: the key lock claimFor shares with accept (EventStoreSql `lockKeys`); sqlite's write lock serialises them.
+const KEY_LOCK = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
 
 export const bufferAndMatch: Op = {
   name: "buffer + matchWaiter",
@@ -100,6 +102,8 @@ export const claimForOp: Op = {
         const sub = at(subs, i)
         const k = at(sub.correlation, 0)
         await raw.tx(async (q) => {
+          if (raw.dialect === "pg")
+            await q(KEY_LOCK, [`${cell.tenant}\u001f${sub.kind}\u001f${k.namespace}\u001f${k.value}`])
           const text = pick(raw, claimFor(" FOR UPDATE OF e SKIP LOCKED"), claimFor(""))
           const claimed = await q(text, [
             sub.run,
