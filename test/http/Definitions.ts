@@ -3,15 +3,15 @@
  * reviewer. Both need a case (a wait's deadline names an obligation of it) and return what
  * answered them, so a test reads the answer from the run's output.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Deadline from "../../src/domain/Deadline.js"
 import * as Run from "../../src/domain/Run.js"
-import { Justification, TaskSpec } from "../../src/domain/Task.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import type { Runtime } from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
+import * as Support from "../runtime/Support.js"
 
 const Input = Schema.Struct({ invoice: Schema.String })
 type Input = typeof Input.Type
@@ -50,25 +50,7 @@ export const asksReviewer = RunDefinition.make({
       body: () =>
         Effect.gen(function* () {
           const cx = yield* StepCtx
-          const decision = yield* cx.task(
-            new TaskSpec({
-              kind: "refund.approve",
-              justification: new Justification({
-                summary: "refund 40",
-                proposedAction: { refund: 40 },
-                confidence: Option.none(),
-                cost: Option.none(),
-                evidence: [],
-              }),
-              candidateRoles: ["reviewer"],
-              priority: "normal",
-              deadline: Option.none(),
-              onExpiry: "deny",
-              escalateTo: [],
-              excludedActors: ["agent"],
-              allowUnattended: false,
-            }),
-          )
+          const decision = yield* cx.task(Support.taskSpec({ excludedActors: ["agent"] }))
           return { approved: decision.approved, actor: decision.actor, reason: decision.reason }
         }),
     }),

@@ -3,14 +3,16 @@
  * test can play "a fresh process" by building a second one over the same database, counters kept
  * outside the journal, and a few effect kinds whose acts count themselves.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import * as Calendar from "../../src/domain/Calendar.js"
+import type * as Deadline from "../../src/domain/Deadline.js"
 import * as EffectKey from "../../src/domain/EffectKey.js"
 import type { RunId } from "../../src/domain/Ids.js"
 import type * as Journal from "../../src/domain/Journal.js"
 import type { Json } from "../../src/domain/Json.js"
 import type { Spend } from "../../src/domain/Quota.js"
 import type * as Run from "../../src/domain/Run.js"
+import { Justification, type OnExpiry, TaskSpec } from "../../src/domain/Task.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
 import type { Backend as BackendError } from "../../src/errors/StoreError.js"
 import * as EffectKind from "../../src/runtime/EffectKind.js"
@@ -262,3 +264,30 @@ export const watchingCommits = (backend: Backend.Backend, commits: Array<number>
 
 /** Any kind over `{n}` answering `Answer`, whatever it rejects with: what a generic step performs. */
 export type Kind = EffectKind.EffectKind<Answer, { readonly n: number }, unknown>
+
+/** A refund-approval task spec for the worklist tests; Proceed consents to going unattended, Escalate escalates to `supervisor`. */
+export const taskSpec = (options: {
+  readonly kind?: string
+  readonly onExpiry?: OnExpiry
+  readonly window?: Option.Option<Deadline.DeadlineSpec>
+  readonly excludedActors?: ReadonlyArray<string>
+}) => {
+  const onExpiry = options.onExpiry ?? "deny"
+  return new TaskSpec({
+    kind: options.kind ?? "refund.approve",
+    justification: new Justification({
+      summary: "refund 40",
+      proposedAction: { refund: 40 },
+      confidence: Option.none(),
+      cost: Option.none(),
+      evidence: [],
+    }),
+    candidateRoles: ["reviewer"],
+    priority: "normal",
+    deadline: options.window ?? Option.none(),
+    onExpiry,
+    escalateTo: onExpiry === "escalate" ? ["supervisor"] : [],
+    excludedActors: [...(options.excludedActors ?? [])],
+    allowUnattended: onExpiry === "proceed",
+  })
+}

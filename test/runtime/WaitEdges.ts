@@ -13,7 +13,7 @@ import { InboundEvent } from "../../src/domain/Event.js"
 import type { CaseId, RunId } from "../../src/domain/Ids.js"
 import type { Json } from "../../src/domain/Json.js"
 import * as Run from "../../src/domain/Run.js"
-import { Decision, Justification, type OnExpiry, TaskSpec } from "../../src/domain/Task.js"
+import { Decision, type OnExpiry, type TaskSpec } from "../../src/domain/Task.js"
 import * as TaskId from "../../src/domain/TaskId.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
 import { Timestamp } from "../../src/domain/Time.js"
@@ -72,23 +72,7 @@ const awaiting = (
 }
 
 const spec = (onExpiry: OnExpiry, window: Option.Option<Deadline.DeadlineSpec>) =>
-  new TaskSpec({
-    kind: "edges.approve",
-    justification: new Justification({
-      summary: "refund 40",
-      proposedAction: { refund: 40 },
-      confidence: Option.none(),
-      cost: Option.none(),
-      evidence: [],
-    }),
-    candidateRoles: ["reviewer"],
-    priority: "normal",
-    deadline: window,
-    onExpiry,
-    escalateTo: onExpiry === "escalate" ? ["supervisor"] : [],
-    excludedActors: [],
-    allowUnattended: onExpiry === "proceed",
-  })
+  Support.taskSpec({ kind: "edges.approve", onExpiry, window })
 
 /** Performs `before` (which may hold the run), asks `spec`, and refunds when approved. */
 const asking = (

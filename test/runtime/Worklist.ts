@@ -8,7 +8,7 @@ import { expect } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Deadline from "../../src/domain/Deadline.js"
 import * as Run from "../../src/domain/Run.js"
-import { Decision, Justification, TaskSpec } from "../../src/domain/Task.js"
+import { Decision } from "../../src/domain/Task.js"
 import { Timestamp } from "../../src/domain/Time.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
@@ -25,23 +25,7 @@ const Input = Schema.Struct({ order: Schema.String })
 const key = (order: string) => CorrelationKey.make("order", order)
 
 const spec = (window: Option.Option<Deadline.DeadlineSpec>, onExpiry: "deny" | "proceed" = "deny") =>
-  new TaskSpec({
-    kind: "refund.approve",
-    justification: new Justification({
-      summary: "refund 40",
-      proposedAction: { refund: 40 },
-      confidence: Option.none(),
-      cost: Option.none(),
-      evidence: [],
-    }),
-    candidateRoles: ["reviewer"],
-    priority: "normal",
-    deadline: window,
-    onExpiry,
-    escalateTo: [],
-    excludedActors: ["agent"],
-    allowUnattended: onExpiry === "proceed",
-  })
+  Support.taskSpec({ onExpiry, window, excludedActors: ["agent"] })
 
 const asking = (counter: Support.Counter, window: Option.Option<Deadline.DeadlineSpec>) => {
   const refund = Support.counting(counter, "worklist.refund", { mutates: true, recovery: Run.Recovery.Retry() })
