@@ -75,7 +75,6 @@ export const make = (options: Options) =>
     /** Drives an execution under `epoch`, renewing the lease meanwhile, then cleans up as §7.4 says. */
     const drive = (exec: Execution.Execution, epoch: Option.Option<Epoch>, quota: Quota.TenantQuota) =>
       Effect.gen(function* () {
-        const tenant = yield* Tenant
         const renewing = Option.isSome(epoch)
           ? yield* Effect.forkScoped(
               journal
@@ -105,7 +104,6 @@ export const make = (options: Options) =>
             yield* Effect.ignore(quotas.accrue(Quota.periodKey(quota.period, at as never), exec.liveSpend))
           }
         }
-        void tenant
         if (Option.isSome(stop)) {
           const s = stop.value
           if (s._tag === "Store") return yield* Effect.fail(s.error)
