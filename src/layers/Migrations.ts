@@ -11,10 +11,12 @@ import * as PgCaseLayer from "./migrations/pg/0001_case_layer.js"
 import * as PgJournal from "./migrations/pg/0002_journal.js"
 import * as PgRunPositions from "./migrations/pg/0003_run_positions.js"
 import * as PgReadIndexes from "./migrations/pg/0004_read_indexes.js"
+import * as PgErasure from "./migrations/pg/0005_erasure.js"
 import * as SqliteCaseLayer from "./migrations/sqlite/0001_case_layer.js"
 import * as SqliteJournal from "./migrations/sqlite/0002_journal.js"
 import * as SqliteRunPositions from "./migrations/sqlite/0003_run_positions.js"
 import * as SqliteReadIndexes from "./migrations/sqlite/0004_read_indexes.js"
+import * as SqliteErasure from "./migrations/sqlite/0005_erasure.js"
 
 /** Migration id (`0001_case_layer`) → its statements, for PostgreSQL. */
 export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -22,6 +24,7 @@ export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0002_journal": PgJournal.statements,
   "0003_run_positions": PgRunPositions.statements,
   "0004_read_indexes": PgReadIndexes.statements,
+  "0005_erasure": PgErasure.statements,
 }
 
 /** Migration id → its statements, for SQLite; the ids are pg's, one for one. */
@@ -30,6 +33,7 @@ export const sqlite: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0002_journal": SqliteJournal.statements,
   "0003_run_positions": SqliteRunPositions.statements,
   "0004_read_indexes": SqliteReadIndexes.statements,
+  "0005_erasure": SqliteErasure.statements,
 }
 
 const TABLE = "agentplane_migrations"
