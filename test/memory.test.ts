@@ -1,5 +1,6 @@
 import { describe } from "vitest"
 import * as BatchStore from "./conformance/BatchStore.js"
+import * as BlobStore from "./conformance/BlobStore.js"
 import * as CaseStore from "./conformance/CaseStore.js"
 import * as EventStore from "./conformance/EventStore.js"
 import * as JournalStore from "./conformance/JournalStore.js"
@@ -18,5 +19,6 @@ describe("memory", () => {
   BatchStore.suite(backend)
   QuotaStore.suite(backend)
   JournalStore.suite(backend)
+  BlobStore.suite(backend)
   RuntimeBattery.suite(backend)
 })

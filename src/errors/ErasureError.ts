@@ -1,0 +1,51 @@
+/**
+ * The erasure family (§9.1): what the blob store and the key ring refuse, named for the condition.
+ */
+import { Schema } from "effect"
+
+/** The blob was expired: its bytes are gone for good and a put of the same bytes is refused. */
+export class BlobExpired extends Schema.TaggedError<BlobExpired>()("BlobExpired", {
+  digest: Schema.String,
+  at: Schema.Int,
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `blob ${this.digest} was expired at ${this.at} (${this.reason})`
+  }
+}
+
+/** The key scope was destroyed: nothing sealed under it opens again, and no new key is made for it. */
+export class Destroyed extends Schema.TaggedError<Destroyed>()("Destroyed", {
+  scope: Schema.String,
+  at: Schema.Int,
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `key scope ${this.scope} was destroyed at ${this.at} (${this.reason})`
+  }
+}
+
+/** The key ring holds no key for the scope and never did: data sealed elsewhere, or the wrong key ring. */
+export class KeyUnknown extends Schema.TaggedError<KeyUnknown>()("KeyUnknown", { scope: Schema.String }) {
+  override get message(): string {
+    return `the key ring has no key for scope ${this.scope}: is this the key ring the data was sealed with?`
+  }
+}
+
+/** A wrapped key was wrapped by another key-encryption key than the one supplied. */
+export class KekMismatch extends Schema.TaggedError<KekMismatch>()("KekMismatch", {
+  scope: Schema.String,
+  stored: Schema.String,
+  supplied: Schema.String,
+}) {
+  override get message(): string {
+    return `key scope ${this.scope} is wrapped by KEK ${this.stored}, but KEK ${this.supplied} was supplied (AGENTPLANE_KEK or AGENTPLANE_KEK_FILE)`
+  }
+}
+
+/** The key-encryption key the operator supplied is unusable; `detail` says what to fix. */
+export class KekInvalid extends Schema.TaggedError<KekInvalid>()("KekInvalid", { detail: Schema.String }) {
+  override get message(): string {
+    return `key-encryption key: ${this.detail}`
+  }
+}
