@@ -1,8 +1,13 @@
+#!/usr/bin/env node
 /**
  * The `agentplane` command (§8.3): `serve`, `sweep`, `migrate`, and two helpers for trying it out,
  * `token-digest` and `seed-demo`. Every flag has an `AGENTPLANE_*` environment fallback.
  *
- *   npx tsx src/cli/Main.ts serve --tokens examples/demo-tokens.json --policy examples/demo-policy.json
+ *   npx agentplane serve --tokens examples/demo-tokens.json --policy examples/demo-policy.json
+ *
+ * It runs as built JavaScript (`npm run build`, `dist/src/cli/Main.js`, the package's `bin`), so a
+ * verb starts with plain node instead of paying tsx's start-up; `npx tsx src/cli/Main.ts` still
+ * runs it from source in development.
  *
  * `runMain` turns SIGINT and SIGTERM into interruption, so the server stops accepting, finishes
  * what is in flight and closes the store before the process exits 0.
