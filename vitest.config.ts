@@ -1,6 +1,13 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
+  // The package's own name (the examples import "agentplane") is its source under test, never the
+  // built dist/ its exports point at, which may be stale and would be a second copy of every
+  // module. tsconfig.json's paths do the same for tsc and tsx.
+  resolve: {
+    alias: [{ find: /^agentplane$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) }],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     // Every test name in the output, so a run shows the same battery passing on each backend.
