@@ -12,6 +12,7 @@ import { Schema } from "effect"
 import { CaseStatus } from "../domain/Case.js"
 import { RunId } from "../domain/Ids.js"
 import { RunOutcome } from "../domain/Journal.js"
+import { MAX_NAME_BYTES } from "../domain/Limits.js"
 import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
 import { Corrupt, NotFound } from "../errors/StoreError.js"
 import { Authentication } from "./Authentication.js"
@@ -50,6 +51,33 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
 const taskPath = Schema.Struct({ task: Wire.TaskRef })
 const casePath = Schema.Struct({ case: Wire.CaseRef })
 const runPath = Schema.Struct({ run: RunId })
+
+/**
+ * `POST /runs` (an extension of §8.2, action `api:run.start`): the capability of a definition
+ * the server registers (`serve --runs`), its input (decoded by the definition's schema), the
+ * case it binds to by keys (opened with `kind` if none holds them; absent, the run has no case)
+ * and an optional admission key, with which a retried start answers the first run again.
+ */
+export const StartRequest = Schema.Struct({
+  capability: Wire.BoundedName(MAX_NAME_BYTES),
+  input: Wire.AnyJson,
+  case: Schema.optional(
+    Schema.Struct({ kind: Wire.BoundedName(MAX_NAME_BYTES), correlation: Wire.KeysInput.pipe(Schema.minItems(1)) }),
+  ),
+  admissionKey: Schema.optional(Wire.BoundedName(MAX_NAME_BYTES)),
+}).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" }, identifier: "StartRequest" })
+
+/** The run as `GET /runs/{run}` shows it once the start returned, and whether this request admitted it. */
+export const StartAnswer = Schema.Struct({ ...Wire.RunView.fields, admitted: Schema.Boolean }).annotations({
+  identifier: "StartAnswer",
+})
+
+/** The tenant's quota refuses another run (`halted`, `too_many_runs`, `spent_out`); `message` says why. */
+export class AdmissionRefused extends Schema.TaggedError<AdmissionRefused>()(
+  "AdmissionRefused",
+  { reason: Schema.Literal("halted", "too_many_runs", "spent_out"), message: Schema.String },
+  HttpApiSchema.annotations({ status: 429 }),
+) {}
 
 export class Health extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Wire.Health))
@@ -122,6 +150,7 @@ export class Runs extends HttpApiGroup.make("runs")
       )
       .addSuccess(Schema.Array(RunId)),
   )
+  .add(HttpApiEndpoint.post("start", "/runs").setPayload(StartRequest).addSuccess(StartAnswer, { status: 201 }))
   .add(HttpApiEndpoint.get("read", "/runs/:run").setPath(runPath).addSuccess(Wire.RunView))
   .add(
     HttpApiEndpoint.post("cancel", "/runs/:run/cancel")
@@ -130,6 +159,7 @@ export class Runs extends HttpApiGroup.make("runs")
       .addSuccess(Wire.CancelAnswer, { status: 202 }),
   )
   .addError(NotFound, { status: 404 })
+  .addError(AdmissionRefused)
   .middleware(Authentication) {}
 
 export class Operations extends HttpApiGroup.make("operations")

@@ -44,6 +44,8 @@ export interface Options {
    * here leaves the event claimed for it, for a process that registers it (§7.9 redelivery).
    */
   readonly definitions?: Layer.Layer<never, never, RunDefinition.Registry>
+  /** The definitions `POST /runs` may start (each must be registered too); default none. */
+  readonly startable?: ReadonlyArray<RunDefinition.Any>
   /** The runtime's options (lease owner, TTL, `wakeConcurrency` for runs resumed in the background). */
   readonly runtime?: Runtime.Options
 }
@@ -94,7 +96,7 @@ export const layerWith = (
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(refusals),
-    Layer.provide(api),
+    Layer.provide(Layer.provide(api, Layer.succeed(Runs.Startable, Runs.startable(options.startable ?? [])))),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
   )
 
