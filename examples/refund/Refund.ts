@@ -9,9 +9,25 @@
  *   ledger (the probe) whether the entry landed instead of posting twice.
  * - If the ledger refuses (a closed period), the run fails and unwinds last-finished-first:
  *   the refund is reversed, then the deadline cancelled; the run concludes `compensated`.
+ *
+ * `ReviewedRefund` is the same refund with two waits before the money moves: a reviewer decides
+ * (four eyes: the agent that proposed the refund may not), then the run sleeps until a
+ * cooling-off instant. A refused refund unwinds the deadline and concludes `compensated`.
+ * `Serve.ts` hands it to `agentplane serve --runs`, for the README walkthrough.
  */
 
-import { Calendar, CorrelationKey, Deadline, EffectKind, Run, RunDefinition, Runtime, Step, StepCtx } from "agentplane"
+import {
+  Calendar,
+  CorrelationKey,
+  Deadline,
+  EffectKind,
+  Run,
+  RunDefinition,
+  Runtime,
+  Step,
+  StepCtx,
+  Task,
+} from "agentplane"
 import { Effect, Layer, Option, Schema } from "effect"
 import { Ledger, Payments, PeriodClosed } from "./Providers.js"
 
@@ -137,14 +153,87 @@ export const Refund = RunDefinition.make({
   plan: [assess, refund, record],
 })
 
+// The reviewed refund: a person decides, then a cooling-off period, then the money moves.
+
+export const ReviewedInput = Schema.Struct({
+  ...Input.fields,
+  /** The agent that proposed the refund: excluded from deciding it (four eyes). */
+  agent: Schema.String.pipe(Schema.minLength(1)),
+  /** Seconds between the approval and the refund, during which the run sleeps. */
+  coolingOffSecs: Schema.Int.pipe(Schema.nonNegative()),
+})
+export type ReviewedInput = typeof ReviewedInput.Type
+
+export class RefundDeclined extends Schema.TaggedError<RefundDeclined>()("RefundDeclined", {
+  actor: Schema.String,
+  reason: Schema.String,
+}) {}
+
+/** The task a reviewer sees: the agent's justification, deciders by role, the agent excluded. */
+export const reviewTask = (input: ReviewedInput) =>
+  new Task.TaskSpec({
+    kind: "refund.approve",
+    justification: new Task.Justification({
+      summary: `refund ${input.amountMinor} minor units on ${input.invoice}: ${input.reason}`,
+      proposedAction: { refund: { invoice: input.invoice, amountMinor: input.amountMinor } },
+      confidence: Option.none(),
+      cost: Option.some(`${input.amountMinor} minor units`),
+      evidence: [],
+    }),
+    candidateRoles: ["reviewer"],
+    priority: "normal",
+    // Two days to decide; unanswered, the refund is denied (and the run unwinds).
+    deadline: Option.some(Deadline.days(2)),
+    onExpiry: "deny",
+    escalateTo: [],
+    excludedActors: [input.agent],
+    allowUnattended: false,
+  })
+
+export const review = Step.make({
+  name: "review",
+  body: (input: ReviewedInput) =>
+    Effect.gen(function* () {
+      const cx = yield* StepCtx.StepCtx
+      const decision = yield* cx.task(reviewTask(input))
+      if (!decision.approved) return yield* new RefundDeclined({ actor: decision.actor, reason: decision.reason })
+      return { approvedBy: decision.actor }
+    }),
+})
+
+export const coolOff = Step.make({
+  name: "cool-off",
+  body: (input: ReviewedInput) =>
+    Effect.gen(function* () {
+      const cx = yield* StepCtx.StepCtx
+      // From the journaled clock, so a replay sleeps until the same instant.
+      const until = (yield* cx.now) + input.coolingOffSecs
+      yield* cx.sleepUntil(until)
+      return { until }
+    }),
+})
+
+export const ReviewedRefund = RunDefinition.make({
+  capability: "refund.reviewed",
+  input: ReviewedInput,
+  output: Schema.Struct({ refundId: Schema.String, entry: Schema.String }),
+  plan: [assess, review, coolOff, refund, record],
+})
+
 /** Starts a refund on the invoice's case (opened if the invoice has none), for the `Tenant` in context. */
 export const start = (runtime: Runtime.Runtime["Type"], input: Input) =>
   runtime.runCorrelated(Refund, Run.labeled(input, "operator"), "invoice-dispute", [
     CorrelationKey.make("invoice", input.invoice),
   ])
 
-/** The runtime with the refund registered; give it the stores and the two providers. */
+/** Starts a reviewed refund on the invoice's case; it suspends at the review. */
+export const startReviewed = (runtime: Runtime.Runtime["Type"], input: ReviewedInput) =>
+  runtime.runCorrelated(ReviewedRefund, Run.labeled(input, "operator"), "invoice-dispute", [
+    CorrelationKey.make("invoice", input.invoice),
+  ])
+
+/** The runtime with both refunds registered; give it the stores and the two providers. */
 export const layer = (options: Runtime.Options = {}) =>
-  Layer.merge(Runtime.layer(options), RunDefinition.register(Refund)).pipe(
+  Layer.mergeAll(Runtime.layer(options), RunDefinition.register(Refund), RunDefinition.register(ReviewedRefund)).pipe(
     Layer.provideMerge(Layer.merge(RunDefinition.layerRegistry, Calendar.layerWallClock)),
   )

@@ -13,6 +13,7 @@ import * as Policy from "../http/Policy.js"
 import * as Server from "../http/Server.js"
 import * as Sweeper from "../runtime/Sweeper.js"
 import * as Address from "./Address.js"
+import * as Definitions from "./Definitions.js"
 import * as Store from "./Store.js"
 import * as Sweep from "./Sweep.js"
 
@@ -59,6 +60,10 @@ export interface ServeOptions {
   readonly eventGrace?: number
   readonly metricTenant?: boolean
   readonly timeouts?: Store.Timeouts
+  /** `--runs`: the module of run definitions to register and start (`Definitions.ts`). */
+  readonly runs?: Option.Option<string>
+  /** `--lease-ttl`: the runtime's lease TTL in seconds; absent, the runtime's default. */
+  readonly leaseTtl?: Option.Option<number>
 }
 
 /**
@@ -118,14 +123,23 @@ export const layer = (options: ServeOptions) =>
     if (every < 0 || (options.eventGrace ?? 0) < 0) {
       return yield* new StartRefused({ message: "--sweep-every and --event-grace take a number of seconds, 0 or more" })
     }
+    const leaseTtlSecs = Option.getOrUndefined(options.leaseTtl ?? Option.none())
+    if (leaseTtlSecs !== undefined && leaseTtlSecs < 1) {
+      return yield* new StartRefused({ message: "--lease-ttl takes a whole number of seconds, at least 1" })
+    }
+    // The definitions are code with the providers their acts call, so they come from a module
+    // (`--runs`), loaded before anything opens. Without one the server registers none: a
+    // delivery that answers a run whose capability is not registered leaves the event claimed
+    // for it (`buffered`) for a process that registers it, and the sweeper's wake of such a run
+    // counts as a wake failure.
+    const runs = yield* Definitions.fromOption(options.runs ?? Option.none())
     yield* Address.probe(address)
-    // No run definitions: `serve` is the generic binary, and a definition is code with the
-    // providers its acts call (the refund example's are simulations that would make a demo
-    // server "refund" against nothing). A deployment that runs agents embeds the library and
-    // passes its definitions to `Server.layer`; here a delivery that answers a run whose
-    // capability is not registered leaves the event claimed for it (`buffered`) for a process
-    // that registers it, and the sweeper's wake of such a run counts as a wake failure.
-    const server = Server.layer(address).pipe(
+    const server = Server.layer({
+      ...address,
+      definitions: runs.register,
+      startable: runs.startable,
+      ...(leaseTtlSecs === undefined ? {} : { runtime: { leaseTtlSecs } }),
+    }).pipe(
       Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
       Layer.provideMerge(Store.layer(store, options.timeouts)),
     )
@@ -180,6 +194,8 @@ export const command = Command.make(
     eventGrace: Sweep.eventGrace,
     metricTenant: Sweep.metricTenant,
     timeouts: Store.timeoutOptions,
+    runs: Definitions.option,
+    leaseTtl: Definitions.leaseTtl,
   },
   serve,
 ).pipe(Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"))

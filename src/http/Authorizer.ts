@@ -25,6 +25,7 @@ export const Action = Schema.Literal(
   "api:run.list",
   "api:run.read",
   "api:run.cancel",
+  "api:run.start",
 )
 export type Action = typeof Action.Type
 

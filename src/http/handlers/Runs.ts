@@ -2,21 +2,43 @@
  * Run routes (§8.2): runs by outcome, one run's head, outcome, case and suspend reason, and the
  * cancellation request. A run is found in the caller's tenant only, so another tenant's run is
  * an unknown one (404).
+ *
+ * `POST /runs` (an extension: the spec has no start route) starts a run of a definition the
+ * server was given to start (`Startable`), as the caller's tenant. The request drives the run
+ * until it first suspends or concludes, as `Runtime.run` does, and answers what `GET /runs/{run}`
+ * would then show: a run that waits for a person or an event answers at once, one whose first
+ * acts are slow holds the request that long. If the server dies meanwhile the run is recovered
+ * by a sweep once its lease lapses; a client that gave an admission key retries safely.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Context, Effect, Option, Schema } from "effect"
+import * as CorrelationKey from "../../domain/CorrelationKey.js"
 import type { RunId } from "../../domain/Ids.js"
+import * as Run from "../../domain/Run.js"
 import { NotFound } from "../../errors/StoreError.js"
+import type * as RunDefinition from "../../runtime/RunDefinition.js"
 import { Runtime } from "../../runtime/Runtime.js"
 import { JournalStore } from "../../services/JournalStore.js"
-import { Api } from "../Api.js"
+import { AdmissionRefused, Api, InvalidRequest, PayloadTooLarge, type StartRequest } from "../Api.js"
+import * as Unavailable from "../Unavailable.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
+
+/** The definitions `POST /runs` may start, by capability; a server without it starts none. */
+export class Startable extends Context.Tag("agentplane/http/Startable")<
+  Startable,
+  ReadonlyMap<string, RunDefinition.Any>
+>() {}
+
+/** `Startable` for `definitions` (their capabilities are distinct: `serve --runs` checks it). */
+export const startable = (definitions: ReadonlyArray<RunDefinition.Any>) =>
+  new Map(definitions.map((def) => [def.capability, def] as const))
 
 export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
   Effect.gen(function* () {
     const journal = yield* JournalStore
     const runtime = yield* Runtime
+    const definitions = Option.getOrElse(yield* Effect.serviceOption(Startable), () => new Map())
     /** The run's head, or `NotFound` when the tenant has no record of it. */
     const known = (run: RunId) =>
       Effect.flatMap(journal.head(run), (head) =>
@@ -26,9 +48,35 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:run.list")
-          return yield* journal
-            .runsByOutcome(urlParams.outcome ?? "quarantined", Wire.limitOf(urlParams.limit))
+          const limit = Wire.limitOf(urlParams.limit)
+          // One row past the limit tells whether the list was cut (every list route's shape).
+          const runs = yield* journal
+            .runsByOutcome(urlParams.outcome ?? "quarantined", limit + 1)
             .pipe(Guard.asTenant(caller))
+          return Wire.page(runs, limit, (run) => run)
+        }),
+      )
+      .handle("start", ({ payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* Guard.authorize("api:run.start", payload.capability)
+          const def = definitions.get(payload.capability)
+          if (def === undefined) {
+            const known = [...definitions.keys()]
+            return yield* new InvalidRequest({
+              message: `capability: this server starts no ${JSON.stringify(payload.capability)}; ${
+                known.length === 0 ? "it was given no runs (serve --runs)" : `it starts ${known.join(", ")}`
+              }`,
+            })
+          }
+          const input = yield* Schema.decodeUnknown(def.input, { errors: "all", onExcessProperty: "error" })(
+            payload.input,
+          ).pipe(Effect.mapError((e) => new InvalidRequest({ message: `input: ${e.message}` })))
+          return yield* Effect.gen(function* () {
+            const { run, admitted } = yield* admit(runtime, def, input, payload, caller.actor)
+            const head = yield* known(run)
+            const [last] = yield* journal.read(run, head.seq)
+            return { ...Wire.runView(run, head, last), admitted }
+          }).pipe(Guard.asTenant(caller))
         }),
       )
       .handle("read", ({ path }) =>
@@ -54,3 +102,53 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
       )
   }),
 )
+
+// internal
+
+/**
+ * Admits and drives the run; `admitted: false` names the run an earlier start admitted under the
+ * same admission key, which this request did not touch. The input's trust label names the caller (`api:<actor>`): it came over the API
+ * from that credential, and nothing else vouches for it.
+ */
+const admit = (
+  runtime: Runtime["Type"],
+  def: RunDefinition.Any,
+  input: unknown,
+  request: typeof StartRequest.Type,
+  actor: string,
+) => {
+  const labeled = Run.labeled(input, `api:${actor}`)
+  const started = Option.match(Option.fromNullable(request.case), {
+    onNone: () =>
+      request.admissionKey === undefined
+        ? runtime.run(def, labeled)
+        : runtime.run(def, labeled, { admissionKey: request.admissionKey }),
+    onSome: ({ kind, correlation }) => {
+      const keys = correlation.map((k) => CorrelationKey.make(k.namespace, k.value))
+      return request.admissionKey === undefined
+        ? runtime.runCorrelated(def, labeled, kind, keys)
+        : runtime.runCorrelated(def, labeled, kind, keys, { admissionKey: request.admissionKey })
+    },
+  })
+  return started.pipe(
+    Effect.map((result) => ({ run: result.run, admitted: true })),
+    Effect.catchTags({
+      DuplicateAdmission: (e) => Effect.succeed({ run: e.run as RunId, admitted: false }),
+      Halted: (e) => new AdmissionRefused({ reason: "halted", message: e.message }),
+      TooManyRuns: (e) => new AdmissionRefused({ reason: "too_many_runs", message: e.message }),
+      SpentOut: (e) => new AdmissionRefused({ reason: "spent_out", message: e.message }),
+      QuotaUnavailable: () =>
+        new Unavailable.Unavailable({ reason: "backend", message: "the quota cannot be read; retry later" }),
+      PlanContract: (e) => new InvalidRequest({ message: e.message }),
+      RecordTooLarge: (e) => new PayloadTooLarge({ limit: 0, message: e.message }),
+    }),
+    // A fresh run has no other owner and no earlier records: the rest is a bug.
+    Effect.catchTags({
+      LeaseHeld: Effect.die,
+      Crashed: Effect.die,
+      RunSealed: Effect.die,
+      Fenced: Effect.die,
+      DuplicateEffect: Effect.die,
+    }),
+  )
+}
