@@ -4,6 +4,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Option } from "effect"
 import { Backend } from "../errors/StoreError.js"
+import type * as Driver from "./internal/Driver.js"
 import * as PgPool from "./internal/PgPool.js"
 import * as Sql from "./internal/Sql.js"
 import * as Migrations from "./Migrations.js"
@@ -43,7 +44,7 @@ export const DEFAULTS = {
  * (connection refused, unknown database or role, timeout). Its pool drops a connection the
  * server terminated, so one lost backend fails one verb, not also the next.
  */
-export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, Backend> =>
+export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient | Driver.Driver, Backend> =>
   Layer.unwrapEffect(
     Effect.map(resolve(options), (pool) =>
       PgPool.layer(pool).pipe(

@@ -2,10 +2,11 @@
  * The embedded default: every store on one SQLite file, migrated when the layer starts.
  */
 import type { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Config, Duration, Effect, Layer, Option } from "effect"
 import { Backend } from "../errors/StoreError.js"
+import type * as Driver from "./internal/Driver.js"
 import * as Sql from "./internal/Sql.js"
+import * as SqliteDriver from "./internal/SqliteDriver.js"
 import * as Migrations from "./Migrations.js"
 import * as SqlStores from "./SqlStores.js"
 
@@ -29,20 +30,13 @@ export const DEFAULT_BUSY_TIMEOUT = Duration.seconds(5)
  * second process on the file waits for the lock a bounded while instead of failing at once.
  * A file that cannot be opened fails with `Backend` naming the path and the reason.
  */
-export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, Backend> =>
+export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient | Driver.Driver, Backend> =>
   Layer.unwrapEffect(
-    Effect.map(busyTimeoutMs(options), (busyMs) => {
-      const client = SqliteClient.layer({ filename: options.filename })
-      const pragmas = Layer.effectDiscard(
-        Effect.flatMap(SqliteClient.SqliteClient, (sql) =>
-          // The first statement reads the file: a file that is not a database fails here.
-          Effect.zipRight(sql`PRAGMA foreign_keys = ON`, sql.unsafe(`PRAGMA busy_timeout = ${busyMs}`)),
-        ),
-      )
-      return Layer.provideMerge(pragmas, client).pipe(
+    Effect.map(busyTimeoutMs(options), (busyTimeoutMs) =>
+      SqliteDriver.layer({ filename: options.filename, busyTimeoutMs }).pipe(
         Layer.catchAllCause((cause) => Layer.fail(cannotOpen(options.filename, cause))),
-      )
-    }),
+      ),
+    ),
   )
 
 /** Every store on the SQLite file `options.filename`, migrated. */

@@ -10,10 +10,14 @@
  * draw it fails too: one lost backend cost two verbs. pg-pool drops a client that is no longer
  * queryable when it is released, so a FATAL error marks the client so at once.
  */
+
+import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import pg from "pg"
+import * as Driver from "./Driver.js"
+import * as PgDriver from "./PgDriver.js"
 
 export interface Options {
   readonly url: string
@@ -31,66 +35,79 @@ export interface Options {
 /** The user when the URL names none: explicit, since pg's own default is `$USER`, unset under many service managers. */
 export const DEFAULT_USER = "postgres"
 
-/** `@effect/sql-pg`'s client for `options`, over a pool that drops terminated connections. */
-export const layer = (options: Options) =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          const target = targetOf(options.url)
-          const pool = new pg.Pool({
-            // pg parses the URL over its config, so the default user goes into the URL itself.
-            connectionString: withUser(options.url, target.user),
-            ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
-            application_name: "agentplane",
-            // Sent at connect, so every statement on every connection is bounded by the server:
-            // a table lock held elsewhere fails a verb within the lock timeout instead of hanging
-            // it (and its HTTP request) for as long as the lock is held.
-            statement_timeout: options.statementTimeoutMs,
-            lock_timeout: options.lockTimeoutMs,
-            // pg-pool bounds both the wait for a busy pool and a new connection by this value;
-            // the client class below bounds a new connection by the connect timeout as well.
-            connectionTimeoutMillis: options.acquireTimeoutMs,
-            Client: withConnectTimeout(options.connectTimeoutMs),
-          })
-          // As `@effect/sql-pg` does: an idle client's socket error is the pool's to handle.
-          pool.on("error", () => undefined)
-          pool.on("connect", (client) => {
-            // Ahead of the client's own listener, which hands the error to the statement, whose
-            // callback releases the client before any later listener runs.
-            connectionOf(client)?.prependListener("errorMessage", (message: { severity?: string; code?: string }) => {
-              if (isFatal(message)) markUnusable(client)
-            })
-          })
-          // Fails the layer now, not the first verb, when the server cannot be reached, or when
-          // a pg upgrade moved the internals the marking relies on (it would stop working silently).
-          await pool
-            .connect()
-            .then(async (probe) => {
-              try {
-                await probe.query("SELECT 1")
-                assertInternals(probe)
-              } finally {
-                probe.release()
-              }
-            })
-            .catch(async (error: unknown) => {
-              await pool.end().catch(() => undefined)
-              throw error
-            })
-          return pool
-        },
-        catch: (cause) =>
-          new SqlError({
-            cause,
-            message: `cannot connect to PostgreSQL ${describeTarget(targetOf(options.url))}: ${describeConnectFailure(cause, targetOf(options.url), options)}`,
-          }),
-      }),
-      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000)),
+/**
+ * `@effect/sql-pg`'s client for `options`, over a pool that drops terminated connections, and
+ * the stores' `Driver` over the same pool.
+ */
+export const layer = (
+  options: Options,
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Driver.Driver, SqlError> =>
+  Layer.unwrapScoped(
+    Effect.map(acquire(options), (pool) =>
+      Layer.merge(
+        PgClient.layerFromPool({ acquire: Effect.succeed(pool) }),
+        Layer.succeed(Driver.Driver, PgDriver.make(pool)),
+      ),
     ),
-  })
+  )
 
 // internal
+
+const acquire = (options: Options) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const target = targetOf(options.url)
+        const pool = new pg.Pool({
+          // pg parses the URL over its config, so the default user goes into the URL itself.
+          connectionString: withUser(options.url, target.user),
+          ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
+          application_name: "agentplane",
+          // Sent at connect, so every statement on every connection is bounded by the server:
+          // a table lock held elsewhere fails a verb within the lock timeout instead of hanging
+          // it (and its HTTP request) for as long as the lock is held.
+          statement_timeout: options.statementTimeoutMs,
+          lock_timeout: options.lockTimeoutMs,
+          // pg-pool bounds both the wait for a busy pool and a new connection by this value;
+          // the client class below bounds a new connection by the connect timeout as well.
+          connectionTimeoutMillis: options.acquireTimeoutMs,
+          Client: withConnectTimeout(options.connectTimeoutMs),
+        })
+        // As `@effect/sql-pg` does: an idle client's socket error is the pool's to handle.
+        pool.on("error", () => undefined)
+        pool.on("connect", (client) => {
+          // Ahead of the client's own listener, which hands the error to the statement, whose
+          // callback releases the client before any later listener runs.
+          connectionOf(client)?.prependListener("errorMessage", (message: { severity?: string; code?: string }) => {
+            if (isFatal(message)) markUnusable(client)
+          })
+        })
+        // Fails the layer now, not the first verb, when the server cannot be reached, or when
+        // a pg upgrade moved the internals the marking relies on (it would stop working silently).
+        await pool
+          .connect()
+          .then(async (probe) => {
+            try {
+              await probe.query("SELECT 1")
+              assertInternals(probe)
+            } finally {
+              probe.release()
+            }
+          })
+          .catch(async (error: unknown) => {
+            await pool.end().catch(() => undefined)
+            throw error
+          })
+        return pool
+      },
+      catch: (cause) =>
+        new SqlError({
+          cause,
+          message: `cannot connect to PostgreSQL ${describeTarget(targetOf(options.url))}: ${describeConnectFailure(cause, targetOf(options.url), options)}`,
+        }),
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000)),
+  )
 
 interface Target {
   readonly host: string

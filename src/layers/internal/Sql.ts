@@ -1,122 +1,29 @@
 /**
- * The few primitives on which PostgreSQL and SQLite differ, each with the reason it differs.
- * Everything else in the SQL layers is one statement text for both dialects.
+ * The stores' plumbing around a statement: the verb skeleton, and the driver's errors read and
+ * turned into `Backend`. Where PostgreSQL and SQLite differ is `Dialect`'s, not this module's.
  */
-import { SqlClient } from "@effect/sql"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option, Scope } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError as SqlErrorClass } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { Tenant } from "../../domain/Tenant.js"
 import { Backend } from "../../errors/StoreError.js"
+import * as Dialect from "./Dialect.js"
 
-export interface Dialect {
-  readonly name: "pg" | "sqlite"
-  /**
-   * A read-then-write transaction. pg: a plain transaction on one reserved connection, since the
-   * statements themselves take the row locks they need. sqlite: `BEGIN IMMEDIATE`, so a second
-   * process on the file waits at the start instead of failing to upgrade its lock mid-verb.
-   *
-   * Inside a caller's own transaction this becomes a savepoint, and the caller's COMMIT is
-   * @effect/sql's: a commit lost there is still a defect, not `Backend`. A failed ROLLBACK
-   * surfaces as `Backend` in place of the verb's own error, since the outcome is then unknown.
-   */
-  readonly write: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
-  /**
-   * A consistent multi-statement read on one connection. pg: repeatable read, so a case is not
-   * assembled from two moments; sqlite: a deferred transaction already reads one snapshot.
-   */
-  readonly read: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
-  /** Row-lock suffix for a read inside `write`. pg: `FOR UPDATE`; sqlite: empty, the write lock is already held. */
-  readonly forUpdate: string
-}
+export type { Dialect } from "./Dialect.js"
 
-export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const plain = transaction(sql, "BEGIN")
-  return sql.onDialectOrElse({
-    pg: (): Dialect => ({
-      name: "pg",
-      write: (effect) => commitLossFails(plain(effect)),
-      // Inside a caller's transaction the read joins it: the isolation level can only be set first.
-      read: (effect) =>
-        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
-          Option.isSome(outer)
-            ? effect
-            : commitLossFails(
-                plain(Effect.zipRight(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`, effect)),
-              ),
-        ),
-      forUpdate: "FOR UPDATE",
-    }),
-    sqlite: (): Dialect => {
-      const immediate = transaction(sql, "BEGIN IMMEDIATE")
-      return {
-        name: "sqlite",
-        write: (effect) => commitLossFails(immediate(effect)),
-        read: (effect) => commitLossFails(plain(effect)),
-        forUpdate: "",
-      }
-    },
-    orElse: () => {
-      throw new Error("agentplane runs on PostgreSQL or SQLite only")
-    },
-  })
-})
+/** The dialect of the provided client (see `Dialect.make`). */
+export const make = Dialect.make
 
 /**
- * better-sqlite3 throws synchronously from a closed database, before the transaction's cleanup
- * is in place: caught here, it is an `SqlError` (so `Backend`) and the reserved connection goes back.
+ * A store verb: the tenant from context, then `body`, with every `SqlError` it leaves turned
+ * into `Backend`. Written once here instead of by hand in every verb.
  */
-const unprepared = (conn: Connection, statement: string) =>
-  Effect.try({
-    try: () => conn.executeUnprepared(statement, [], undefined),
-    catch: (cause) => new SqlError({ cause, message: `${statement} failed` }),
-  }).pipe(Effect.flatten, Effect.asVoid)
+export const verb =
+  <Args extends ReadonlyArray<unknown>, A, E, R>(body: (tenant: string, ...args: Args) => Effect.Effect<A, E, R>) =>
+  (...args: Args): Effect.Effect<A, Exclude<E, SqlError> | Backend, R | Tenant> =>
+    orBackend(Effect.flatMap(Tenant, (tenant) => body(tenant, ...args)))
 
-/**
- * The client's own transaction, except after a failed COMMIT: the connection then runs ROLLBACK
- * before it goes back to the pool. pg: a backend killed inside COMMIT answers with its FATAL error
- * before its socket closes, so the client went back to the pool looking healthy and the next verb
- * to draw it failed; the ROLLBACK fails on the dead socket, which tells the pool to drop it.
- * sqlite: a COMMIT refused as busy leaves the transaction open on the one shared connection.
- */
-const transaction = (sql: SqlClient.SqlClient, begin: string) => {
-  // Connections whose BEGIN succeeded. @effect/sql rolls back after any failure, a failed BEGIN
-  // included, and a ROLLBACK with no transaction fails ("cannot rollback - no transaction is
-  // active") in place of the real cause: SQLite's SQLITE_BUSY, when another process held the
-  // write lock past the busy timeout, or pg's error on a dead connection.
-  const begun = new WeakSet<Connection>()
-  return SqlClient.makeWithTransaction({
-    transactionTag: SqlClient.TransactionConnection,
-    spanAttributes: [],
-    acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
-      Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const),
-    ),
-    begin: (conn) => Effect.tap(unprepared(conn, begin), () => Effect.sync(() => begun.add(conn))),
-    savepoint: (conn, id) => unprepared(conn, `SAVEPOINT effect_sql_${id}`),
-    commit: (conn) =>
-      unprepared(conn, "COMMIT").pipe(
-        Effect.tapError(() => Effect.ignore(unprepared(conn, "ROLLBACK"))),
-        Effect.ensuring(Effect.sync(() => begun.delete(conn))),
-      ),
-    rollback: (conn) =>
-      begun.has(conn)
-        ? Effect.ensuring(
-            unprepared(conn, "ROLLBACK"),
-            Effect.sync(() => begun.delete(conn)),
-          )
-        : Effect.void,
-    rollbackSavepoint: (conn, id) => unprepared(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
-  })
-}
-
-// @effect/sql turns a failed COMMIT into a defect. A commit whose outcome is unknown (the
-// connection dropped) is a backend failure the caller must hear about and may retry, not a crash.
-const commitLossFails = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-  Effect.catchSomeDefect(effect, (defect) =>
-    defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none(),
-  )
-
-export const isSqlError = (u: unknown): u is SqlError => u instanceof SqlError
+export const isSqlError = (u: unknown): u is SqlError => u instanceof SqlErrorClass
 
 /** The driver's code for a failed statement: pg's SQLSTATE or better-sqlite3's `SQLITE_…` code. */
 const codeOf = (error: SqlError): string | undefined => {

@@ -1,0 +1,151 @@
+/**
+ * The stores' `Driver` over the `pg.Pool` that `PgPool` builds: a statement is one pool checkout
+ * and one `client.query`, a transaction one checkout for BEGIN … COMMIT. What `@effect/sql-pg`
+ * adds around the same calls (a span, a scope, the statement compiler) is what the stores skip.
+ */
+import { SqlClient } from "@effect/sql"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Exit } from "effect"
+import type pg from "pg"
+import type * as Driver from "./Driver.js"
+
+/** A transaction connection the stores can send named statements on; `@effect/sql` sees a plain `Connection`. */
+export interface Lean extends Connection {
+  readonly lean: (
+    text: string,
+    params: ReadonlyArray<unknown>,
+    named: boolean,
+  ) => Effect.Effect<ReadonlyArray<Driver.Row>, SqlError>
+}
+
+export const isLean = (conn: Connection): conn is Lean => typeof (conn as Partial<Lean>).lean === "function"
+
+export const make = (pool: pg.Pool): Driver.Driver["Type"] => ({
+  dialect: "pg",
+  run: (text, params, named) =>
+    Effect.flatMap(checkout(pool), (checked) =>
+      // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
+      Effect.ensuring(
+        query(checked, text, params, named),
+        Effect.sync(() => checked.done()),
+      ),
+    ),
+  transaction: (mode) => (effect) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(checkout(pool), (client) => {
+        const conn = connection(client)
+        const finish = (outcome: "COMMIT" | "ROLLBACK") =>
+          Effect.matchEffect(query(client, outcome, [], false), {
+            // Whatever failed here, the connection's state is unknown: it leaves the pool.
+            onFailure: (e) =>
+              Effect.zipRight(
+                Effect.sync(() => client.done(e)),
+                Effect.fail(e),
+              ),
+            onSuccess: () => Effect.sync(() => client.done()),
+          })
+        return query(client, BEGIN[mode], [], false).pipe(
+          Effect.zipRight(restore(Effect.provideService(effect, SqlClient.TransactionConnection, [conn, 0]))),
+          Effect.exit,
+          Effect.flatMap((exit) =>
+            Exit.isSuccess(exit)
+              ? Effect.as(finish("COMMIT"), exit.value)
+              : // A failed BEGIN leaves nothing to roll back; pg answers ROLLBACK then with a warning only.
+                Effect.zipRight(Effect.ignore(finish("ROLLBACK")), exit),
+          ),
+        )
+      }),
+    ),
+})
+
+// internal
+
+/** pg: a read-only transaction on one snapshot, so a case is never assembled from two moments. */
+const BEGIN = { write: "BEGIN", read: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" } as const
+
+interface Checked {
+  /** Back to the pool once: with an error, the connection is dropped instead of reused. */
+  readonly done: (error?: Error) => void
+  readonly client: pg.PoolClient
+}
+
+/**
+ * A pooled client for one statement or transaction. While it is out, an error event of its socket
+ * is kept (an unheard error event would end the process) and passed to the release, so pg-pool
+ * drops it.
+ */
+const checkout = (pool: pg.Pool) =>
+  Effect.async<Checked, SqlError>((resume) => {
+    pool.connect((err, client) => {
+      if (err !== undefined || client === undefined) {
+        resume(Effect.fail(new SqlError({ cause: err, message: "Failed to acquire connection" })))
+        return
+      }
+      let broken: Error | undefined
+      let released = false
+      const onError = (e: Error) => {
+        broken = e
+      }
+      client.on("error", onError)
+      resume(
+        Effect.succeed({
+          client,
+          done: (error?: Error) => {
+            if (released) return
+            released = true
+            client.off("error", onError)
+            client.release(error ?? broken)
+          },
+        }),
+      )
+    })
+  })
+
+const failed = (cause: Error) => new SqlError({ cause, message: "Failed to execute statement" })
+
+/** Statement names by text: a named statement is parsed and planned once per connection. */
+const names = new Map<string, string>()
+
+const config = (text: string, params: ReadonlyArray<unknown>, named: boolean): pg.QueryConfig => {
+  if (!named) return { text, values: params as Array<unknown> }
+  let name = names.get(text)
+  if (name === undefined) {
+    name = `agentplane_${names.size + 1}`
+    names.set(text, name)
+  }
+  return { name, text, values: params as Array<unknown> }
+}
+
+const query = (checked: Checked, text: string, params: ReadonlyArray<unknown>, named: boolean) =>
+  Effect.async<ReadonlyArray<Driver.Row>, SqlError>((resume) => {
+    checked.client.query(config(text, params, named), (err: Error | undefined, result: pg.QueryResult) =>
+      resume(err ? Effect.fail(failed(err)) : Effect.succeed(result.rows)),
+    )
+  })
+
+/** The transaction's connection as `@effect/sql` sees it, so the client's own statements join it. */
+const connection = (checked: Checked): Lean => {
+  const rows: Lean["execute"] = (text, params, transformRows) =>
+    Effect.map(query(checked, text, params, false), (r) => (transformRows ? transformRows(r) : r))
+  return {
+    lean: (text, params, named) => query(checked, text, params, named),
+    execute: rows,
+    executeUnprepared: rows,
+    executeRaw: (text, params) =>
+      Effect.async<unknown, SqlError>((resume) => {
+        checked.client.query({ text, values: params as Array<unknown> }, (err: Error | undefined, result: unknown) =>
+          resume(err ? Effect.fail(failed(err)) : Effect.succeed(result)),
+        )
+      }),
+    executeValues: (text, params) =>
+      Effect.async<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>((resume) => {
+        checked.client.query(
+          { text, values: params as Array<unknown>, rowMode: "array" },
+          (err: Error | undefined, result: pg.QueryResult) =>
+            resume(err ? Effect.fail(failed(err)) : Effect.succeed(result.rows as Array<Array<unknown>>)),
+        )
+      }),
+    executeStream: () => Effect.dieMessage("streaming is not offered inside a store transaction") as never,
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * The SQLite file as an `@effect/sql` client and as the stores' `Driver`, over one better-sqlite3
+ * connection. `@effect/sql-sqlite-node` keeps its handle and its lock to itself, so a statement
+ * through it costs a cache lookup, a span and a scope around a call of a few microseconds; here
+ * the stores call the prepared statement directly, under the same one lock the client uses.
+ *
+ * One connection, one lock: a transaction holds the lock from its BEGIN to its COMMIT or ROLLBACK,
+ * so no other fiber's statement can land inside it. A single statement needs the lock only while
+ * a transaction holds it: the call is synchronous, so nothing else runs while it does.
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { SqlClient, Statement } from "@effect/sql"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import Database from "better-sqlite3"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import * as Driver from "./Driver.js"
+
+export interface Options {
+  readonly filename: string
+  /** How long a write waits for another process's write lock, milliseconds. */
+  readonly busyTimeoutMs: number
+}
+
+/** The client and the stores' driver over the file `options.filename`; a file that cannot serve fails as `SqlError`. */
+export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient | Driver.Driver, SqlError> =>
+  Layer.scopedContext(make(options)).pipe(Layer.provide(Reactivity.layer))
+
+export const make = (options: Options) =>
+  Effect.gen(function* () {
+    const db = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const db = new Database(options.filename)
+          try {
+            // The first statement reads the file: one that is not a database fails here. WAL lets
+            // readers of other processes (a CLI beside the server) read while we write.
+            db.pragma("journal_mode = WAL")
+            // Off by default in SQLite; `NotFound` for a missing parent comes from the foreign keys.
+            db.pragma("foreign_keys = ON")
+            db.pragma(`busy_timeout = ${Math.max(0, Math.round(options.busyTimeoutMs))}`)
+          } catch (cause) {
+            db.close()
+            throw cause
+          }
+          return db
+        },
+        catch: (cause) => new SqlError({ cause, message: `cannot open ${options.filename}` }),
+      }),
+      (db) => Effect.sync(() => db.close()),
+    )
+    const lock = yield* Effect.makeSemaphore(1)
+    // True from the moment a transaction takes the lock until it gives it back.
+    let held = false
+    const statements = new Map<string, Database.Statement>()
+
+    /** The statement for `text`, prepared once; the cache is bounded, since IN lists vary in length. */
+    const prepared = (text: string): Database.Statement => {
+      let statement = statements.get(text)
+      if (statement === undefined) {
+        if (statements.size >= CACHE) statements.clear()
+        statement = db.prepare(text)
+        statements.set(text, statement)
+      }
+      return statement
+    }
+
+    const all = (text: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Driver.Row>, SqlError> => {
+      try {
+        const statement = prepared(text)
+        if (statement.reader) return Effect.succeed(statement.all(...params) as ReadonlyArray<Driver.Row>)
+        statement.run(...params)
+        return Effect.succeed([])
+      } catch (cause) {
+        return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
+      }
+    }
+
+    const exec = (text: string): Effect.Effect<void, SqlError> => {
+      try {
+        db.exec(text)
+        return Effect.void
+      } catch (cause) {
+        return Effect.fail(new SqlError({ cause, message: `${text} failed` }))
+      }
+    }
+
+    const connection: Connection = {
+      execute: (text, params, transformRows) =>
+        Effect.suspend(() => all(text, params)).pipe(
+          Effect.map((rows) => (transformRows ? transformRows(rows) : rows)),
+        ),
+      executeUnprepared: (text, params, transformRows) =>
+        Effect.try({
+          try: () => {
+            const statement = db.prepare(text)
+            let rows: ReadonlyArray<Driver.Row> = []
+            if (statement.reader) rows = statement.all(...params) as ReadonlyArray<Driver.Row>
+            else statement.run(...params)
+            return transformRows ? transformRows(rows) : rows
+          },
+          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+        }),
+      executeRaw: (text, params) =>
+        Effect.try({
+          try: () => {
+            const statement = prepared(text)
+            return statement.reader ? statement.all(...params) : statement.run(...params)
+          },
+          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+        }),
+      executeValues: (text, params) =>
+        Effect.try({
+          try: () => {
+            const statement = db.prepare(text)
+            if (!statement.reader) {
+              statement.run(...params)
+              return []
+            }
+            return statement.raw(true).all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
+          },
+          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+        }),
+      executeStream: () => Effect.dieMessage("executeStream is not offered on SQLite") as never,
+    }
+
+    // The client's own statements hold the lock for their scope, transactions for theirs.
+    const reserve = Effect.uninterruptibleMask((restore) =>
+      Effect.zipRight(
+        restore(lock.take(1)),
+        Effect.flatMap(Effect.scope, (scope) =>
+          Effect.as(
+            Effect.zipRight(
+              Effect.sync(() => {
+                held = true
+              }),
+              Scope.addFinalizer(
+                scope,
+                Effect.zipRight(
+                  Effect.sync(() => {
+                    held = false
+                  }),
+                  lock.release(1),
+                ),
+              ),
+            ),
+            connection,
+          ),
+        ),
+      ),
+    )
+    const client = yield* SqlClient.make({
+      acquirer: reserve,
+      transactionAcquirer: reserve,
+      compiler: Statement.makeCompilerSqlite(),
+      spanAttributes: [["db.system.name", "sqlite"]],
+    })
+
+    const driver: Driver.Driver["Type"] = {
+      dialect: "sqlite",
+      run: (text, params) =>
+        Effect.suspend(() => (held ? lock.withPermits(1)(Effect.suspend(() => all(text, params))) : all(text, params))),
+      transaction: (mode) => (effect) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.zipRight(
+            restore(lock.take(1)),
+            Effect.suspend(() => {
+              held = true
+              const free = Effect.zipRight(
+                Effect.sync(() => {
+                  held = false
+                }),
+                lock.release(1),
+              )
+              return exec(BEGIN[mode]).pipe(
+                Effect.zipRight(
+                  Effect.exit(restore(Effect.provideService(effect, SqlClient.TransactionConnection, [connection, 0]))),
+                ),
+                Effect.flatMap((exit) =>
+                  Exit.isSuccess(exit)
+                    ? // A COMMIT refused as busy leaves the transaction open on the one connection: rolled back here.
+                      Effect.as(
+                        Effect.tapError(exec("COMMIT"), () => Effect.ignore(exec("ROLLBACK"))),
+                        exit.value,
+                      )
+                    : // A failed ROLLBACK leaves the outcome unknown: its error replaces the verb's.
+                      Effect.zipRight(exec("ROLLBACK"), exit),
+                ),
+                Effect.ensuring(free),
+              )
+            }),
+          ),
+        ),
+    }
+    return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Driver.Driver, driver))
+  })
+
+// internal
+
+/** sqlite: `IMMEDIATE` takes the write lock at BEGIN, so a second process waits there instead of failing to upgrade mid-verb. */
+const BEGIN = { write: "BEGIN IMMEDIATE", read: "BEGIN" } as const
+
+const CACHE = 500
