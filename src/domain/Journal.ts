@@ -5,7 +5,7 @@
  */
 import { Either, Option, Schema } from "effect"
 import * as Canonical from "./Canonical.js"
-import { Digest } from "./Digest.js"
+import { chain as chainDigest, Digest } from "./Digest.js"
 import { EffectKey } from "./EffectKey.js"
 import { CaseId, Epoch, RunId, Seq, StepId } from "./Ids.js"
 import { Json } from "./Json.js"
@@ -286,4 +286,45 @@ export const parseBody = (raw: Uint8Array): Either.Either<Position & { readonly 
     effectKey: Option.fromNullable(h.effect_key),
     kind: payload.right,
   })
+}
+
+/**
+ * A record as an export carries it, to be written back verbatim (§9.3): the bytes it was hashed
+ * over, its hashes and its attestation. The store derives everything else from `raw`.
+ */
+export interface Verbatim {
+  readonly run: RunId
+  readonly seq: Seq
+  readonly prevHash: Digest
+  readonly hash: Digest
+  readonly raw: Uint8Array
+  readonly attestation: Option.Option<Attestation>
+}
+
+/** A run to seal after an import, at its head, as `seal` would have. */
+export interface ImportSeal {
+  readonly run: RunId
+  readonly outcome: RunOutcome
+}
+
+/**
+ * Whether `record` continues a chain whose head is `head`, checked from its bytes alone: the next
+ * seq, the head's hash as `prevHash`, `hash = SHA-256(prevHash ‖ raw)`, `raw` within the limit and
+ * a body that decodes and names the record's run and seq. The decoded body, or why not.
+ */
+export const checkVerbatim = (
+  record: Verbatim,
+  head: Head,
+): Either.Either<Position & { readonly kind: Kind }, string> => {
+  if (record.seq !== head.seq + 1) return Either.left(`seq ${record.seq} does not follow ${head.seq}`)
+  if (record.prevHash !== head.hash) return Either.left("prev_hash is not the hash of the record before")
+  if (record.raw.length > MAX_RECORD_BYTES)
+    return Either.left(`raw is ${record.raw.length} bytes, over the ${MAX_RECORD_BYTES}-byte limit`)
+  if (chainDigest(record.prevHash, record.raw) !== record.hash)
+    return Either.left("hash is not SHA-256(prev_hash ‖ raw): the bytes were changed")
+  const body = parseBody(record.raw)
+  if (Either.isLeft(body)) return body
+  if (body.right.run !== record.run || body.right.seq !== record.seq)
+    return Either.left(`the body names ${body.right.run}/${body.right.seq}`)
+  return body
 }

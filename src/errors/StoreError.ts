@@ -142,6 +142,17 @@ export class LeaseNotHeld extends Schema.TaggedError<LeaseNotHeld>()("LeaseNotHe
   }
 }
 
+/** A verbatim import (§9.3) that would not continue the run's stored chain, or would merge into it. */
+export class RecordRefused extends Schema.TaggedError<RecordRefused>()("RecordRefused", {
+  run: Schema.String,
+  seq: Schema.NonNegativeInt,
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return `import of record ${this.run}/${this.seq} refused: ${this.detail}`
+  }
+}
+
 export type StoreError =
   | Backend
   | NotFound
@@ -157,3 +168,4 @@ export type StoreError =
   | RunSealed
   | LeaseHeld
   | LeaseNotHeld
+  | RecordRefused

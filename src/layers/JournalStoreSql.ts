@@ -20,6 +20,7 @@ import {
   Fenced,
   LeaseHeld,
   LeaseNotHeld,
+  RecordRefused,
   RecordTooLarge,
   RunSealed,
 } from "../errors/StoreError.js"
@@ -160,6 +161,123 @@ export const make = Effect.gen(function* () {
       RETURNING run_id`
       if (touched.length === 0) return yield* notWritten(`activity of ${run}`)
       return records
+    })
+
+  /**
+   * A verbatim import (§9.3) inside the caller's transaction. Nothing is locked: the runs are new
+   * to this tenant, and a concurrent import or append of the same run meets the primary key, which
+   * refuses the whole batch. Rows go in multi-row inserts, since a restore writes millions.
+   */
+  const importWithin = (
+    tenant: string,
+    records: ReadonlyArray<Journal.Verbatim>,
+    seals: ReadonlyArray<Journal.ImportSeal>,
+  ) =>
+    Effect.gen(function* () {
+      const heads = new Map<RunId, Journal.Head>()
+      const stamped = new Map<RunId, string | null>()
+      const rows: Array<globalThis.Record<string, unknown>> = []
+      const admissions: Array<{ readonly key: string; readonly record: Journal.Verbatim }> = []
+      const concluded: Array<{ readonly run: RunId; readonly outcome: Journal.RunOutcome }> = []
+      for (const record of records) {
+        const refuse = (detail: string) => new RecordRefused({ run: record.run, seq: record.seq, detail })
+        let head = heads.get(record.run)
+        if (head === undefined) {
+          const [sealed] = yield* sealOf(tenant, record.run)
+          if (sealed !== undefined) return yield* refuse(`the run is sealed (${sealed.outcome})`)
+          head = yield* headOf(tenant, record.run)
+        }
+        const checked = Journal.checkVerbatim(record, head)
+        if (Either.isLeft(checked)) return yield* refuse(checked.left)
+        const body = checked.right
+        const attestation = Option.getOrNull(record.attestation)
+        rows.push({
+          tenant,
+          run_id: record.run,
+          seq: record.seq,
+          // The writer's epoch is not exported; 1 is the first any lease could have had.
+          epoch: 1,
+          kind: body.kind.kind,
+          effect_key: Option.getOrNull(body.effectKey),
+          case_id: Option.getOrNull(body.case),
+          prev_hash: digestParam(record.prevHash),
+          hash: digestParam(record.hash),
+          raw: Buffer.from(record.raw),
+          key_id: attestation?.keyId ?? null,
+          signature: attestation?.signature ?? null,
+        })
+        heads.set(record.run, { seq: record.seq, hash: record.hash })
+        if (Option.isSome(body.case) || !stamped.has(record.run)) stamped.set(record.run, Option.getOrNull(body.case))
+        if (body.kind.kind === "RunAdmitted" && body.kind.idempotency_key !== undefined)
+          admissions.push({ key: body.kind.idempotency_key, record })
+        if (body.kind.kind === "RunSealed") concluded.push({ run: record.run, outcome: body.kind.outcome })
+      }
+      for (let i = 0; i < rows.length; i += IMPORT_CHUNK) {
+        const chunk = rows.slice(i, i + IMPORT_CHUNK)
+        const first = records[i]
+        const written = yield* sql`INSERT INTO journal ${sql.insert(chunk)} RETURNING seq`.pipe(
+          // The primary key and `journal_effect_started` refuse a record already stored or a repeated start.
+          Sql.catchSql(Sql.isUniqueViolation, () =>
+            Effect.fail(
+              new RecordRefused({
+                run: first?.run ?? "",
+                seq: first?.seq ?? 0,
+                detail: "a record of this batch is already stored, or repeats an effect start",
+              }),
+            ),
+          ),
+        )
+        if (written.length !== chunk.length) return yield* notWritten(`records from ${first?.run}/${first?.seq}`)
+      }
+      for (const { key, record } of admissions) {
+        const claimed = yield* sql`
+          INSERT INTO run_admission (tenant, key, run_id, admitted_at) VALUES (${tenant}, ${key}, ${record.run}, ${now})
+          ON CONFLICT (tenant, key) DO NOTHING
+          RETURNING run_id`
+        if (claimed.length === 0)
+          return yield* new RecordRefused({
+            run: record.run,
+            seq: record.seq,
+            detail: `admission key ${JSON.stringify(key)} is held by another run`,
+          })
+      }
+      // In import order: a restore concludes runs in run id order, so that is the order runsByOutcome shows.
+      for (const { run, outcome } of concluded) {
+        const done = yield* sql`
+          INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+          VALUES (${tenant}, ${run}, ${outcome}, ${nextOrdinal})
+          ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+          RETURNING run_id`
+        if (done.length === 0) return yield* notWritten(`outcome of ${run}`)
+      }
+      for (const [run, kase] of stamped) {
+        const touched = yield* sql`
+          INSERT INTO run_activity (tenant, run_id, case_id, updated_at)
+          VALUES (${tenant}, ${run}, ${kase}, ${now})
+          ON CONFLICT (tenant, run_id) DO UPDATE
+             SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id)
+          RETURNING run_id`
+        if (touched.length === 0) return yield* notWritten(`activity of ${run}`)
+      }
+      const sealing = new Set<RunId>()
+      for (const seal of seals) {
+        const head = heads.get(seal.run)
+        // A seal closes a run this call writes the end of; naming any other run is a caller's mistake.
+        if (head === undefined || sealing.has(seal.run))
+          return yield* new RecordRefused({
+            run: seal.run,
+            seq: 0,
+            detail: "a seal must name, once, a run this import writes",
+          })
+        sealing.add(seal.run)
+        const sealed = yield* sql`
+          INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
+          VALUES (${tenant}, ${seal.run}, ${seal.outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
+          ON CONFLICT (tenant, run_id) DO NOTHING
+          RETURNING run_id`
+        if (sealed.length === 0) return yield* notWritten(`seal of ${seal.run}`)
+      }
+      return records.length
     })
 
   return JournalStore.of({
@@ -386,6 +504,33 @@ export const make = Effect.gen(function* () {
         return head
       }).pipe(Sql.orBackend),
 
+    runs: (after, limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        // Every append writes the run's activity row in its transaction, so this primary key lists exactly the written runs.
+        const rows = yield* sql`
+          SELECT run_id FROM run_activity WHERE tenant = ${tenant}
+           ${Option.match(after, { onNone: () => sql.literal(""), onSome: (a) => sql`AND run_id > ${a}` })}
+           ORDER BY run_id LIMIT ${Sql.clampLimit(limit)}`.pipe(Effect.flatMap(decodeRows(RunRow, "run_activity")))
+        return rows.map((r) => r.run_id)
+      }).pipe(Sql.orBackend),
+
+    readPage: (run, from, limit) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const rows = yield* sql`
+          SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
+           WHERE tenant = ${tenant} AND run_id = ${run} AND seq >= ${Math.floor(from)}
+           ORDER BY seq LIMIT ${Sql.clampLimit(limit)}`.pipe(Effect.flatMap(decodeRows(JournalRow, "journal")))
+        return yield* Effect.forEach(rows, toRecord)
+      }).pipe(Sql.orBackend),
+
+    importRecords: (records, seals) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        return yield* dialect.write(importWithin(tenant, records, seals))
+      }).pipe(Sql.orBackend),
+
     isShared: dialect.name === "pg",
   })
 
@@ -413,6 +558,9 @@ export const layer: Layer.Layer<JournalStore, never, SqlClient.SqlClient> = Laye
 // internal
 
 const RECORD_COLUMNS = "run_id, seq, prev_hash, hash, raw, key_id, signature"
+
+// Rows per multi-row insert of an import: 12 parameters each, far under both dialects' limits.
+const IMPORT_CHUNK = 200
 
 const JournalRow = Schema.Struct({
   run_id: Schema.String,

@@ -7,7 +7,18 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Digest } from "../domain/Digest.js"
 import type { CaseId, Epoch, RunId } from "../domain/Ids.js"
-import type { Append, Cancellation, Cursor, Head, Lease, RecentRun, Record, RunOutcome } from "../domain/Journal.js"
+import type {
+  Append,
+  Cancellation,
+  Cursor,
+  Head,
+  ImportSeal,
+  Lease,
+  RecentRun,
+  Record,
+  RunOutcome,
+  Verbatim,
+} from "../domain/Journal.js"
 import type { Tenant } from "../domain/Tenant.js"
 import type { Timestamp } from "../domain/Time.js"
 import type {
@@ -18,6 +29,7 @@ import type {
   Fenced,
   LeaseHeld,
   LeaseNotHeld,
+  RecordRefused,
   RecordTooLarge,
   RunSealed,
 } from "../errors/StoreError.js"
@@ -69,6 +81,15 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
     readonly cancellation: (run: RunId) => Read<Option.Option<Cancellation>>
     /** Recomputes the run's chain from the stored bytes and returns its head; the first break is `Corrupt{seq}`. */
     readonly verify: (run: RunId) => Read<Head>
+    /** Runs that have records, by id ascending, strictly after `after` when given: the export pager. */
+    readonly runs: (after: Option.Option<RunId>, limit: number) => Read<ReadonlyArray<RunId>>
+    /** Up to `limit` of the run's records with `seq >= from`, ascending: `read` in pages, so a long run streams. */
+    readonly readPage: (run: RunId, from: number, limit: number) => Read<ReadonlyArray<Record>>
+    /** Writes the records verbatim (raw, hashes, attestation) in one transaction, each continuing its run's stored chain, with the derived indexes `append` keeps, then seals each of `seals` at its head; all or nothing: a sealed run, a record that does not continue its chain or does not decode, or a claimed admission key fails with `RecordRefused`; returns the number written. */
+    readonly importRecords: (
+      records: readonly [Verbatim, ...ReadonlyArray<Verbatim>],
+      seals: ReadonlyArray<ImportSeal>,
+    ) => Read<number, RecordRefused>
     /** True when several instances share the journal (PostgreSQL), false on SQLite. */
     readonly isShared: boolean
   }

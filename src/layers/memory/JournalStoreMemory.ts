@@ -26,6 +26,7 @@ import {
   Fenced,
   LeaseHeld,
   LeaseNotHeld,
+  RecordRefused,
   RecordTooLarge,
   RunSealed,
 } from "../../errors/StoreError.js"
@@ -41,6 +42,8 @@ interface Row {
   readonly prevHash: Digest.Digest
   readonly hash: Digest.Digest
   readonly raw: Uint8Array
+  /** Kept only by a verbatim import; `append` writes unsigned records. */
+  readonly attestation?: Option.Option<Journal.Attestation>
 }
 
 interface LeaseRow {
@@ -155,6 +158,87 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
     const previous = tables.activity.get(run)?.case ?? Option.none()
     tables.activity.set(run, { updatedAt: now, case: Option.orElse(lastCase, () => previous) })
     return records
+  }
+
+  /**
+   * A verbatim import: every record is checked against the chain as stored plus the records before
+   * it in this call, then everything is written at once, so a refusal writes nothing.
+   */
+  const importTo = (
+    tables: Tables,
+    now: number,
+    records: ReadonlyArray<Journal.Verbatim>,
+    seals: ReadonlyArray<Journal.ImportSeal>,
+  ): Either.Either<number, RecordRefused> => {
+    const chains = new Map<RunId, Array<Row>>()
+    const claimed = new Map<string, RunId>()
+    const concluded: Array<{ readonly run: RunId; readonly outcome: Journal.RunOutcome }> = []
+    for (const record of records) {
+      const refuse = (detail: string) => Either.left(new RecordRefused({ run: record.run, seq: record.seq, detail }))
+      const sealed = tables.seals.get(record.run)
+      if (sealed !== undefined) return refuse(`the run is sealed (${sealed.outcome})`)
+      let chain = chains.get(record.run)
+      if (chain === undefined) {
+        chain = [...(tables.journal.get(record.run) ?? [])]
+        chains.set(record.run, chain)
+      }
+      const head = headOf(chain)
+      const body = Journal.checkVerbatim(record, head)
+      if (Either.isLeft(body)) return refuse(body.left)
+      const kind = body.right.kind
+      if (kind.kind === "EffectStarted" && Option.isSome(body.right.effectKey)) {
+        const key = body.right.effectKey.value
+        if (chain.some((r) => r.kind === "EffectStarted" && Option.contains(r.effectKey, key)))
+          return refuse(`effect ek:${key} already started in this run`)
+      }
+      if (kind.kind === "RunAdmitted" && kind.idempotency_key !== undefined) {
+        const holder = tables.admissions.get(kind.idempotency_key)?.run ?? claimed.get(kind.idempotency_key)
+        if (holder !== undefined)
+          return refuse(`admission key ${JSON.stringify(kind.idempotency_key)} is held by run ${holder}`)
+        claimed.set(kind.idempotency_key, record.run)
+      }
+      if (kind.kind === "RunSealed") concluded.push({ run: record.run, outcome: kind.outcome })
+      chain.push({
+        seq: record.seq,
+        kind: kind.kind,
+        effectKey: body.right.effectKey,
+        case: body.right.case,
+        prevHash: record.prevHash,
+        hash: record.hash,
+        raw: Buffer.from(record.raw),
+        attestation: record.attestation,
+      })
+    }
+    // A seal closes a run this call writes the end of; naming any other run is a caller's mistake.
+    const sealing = new Set<RunId>()
+    for (const seal of seals) {
+      if (!chains.has(seal.run) || sealing.has(seal.run))
+        return Either.left(
+          new RecordRefused({ run: seal.run, seq: 0, detail: "a seal must name, once, a run this import writes" }),
+        )
+      sealing.add(seal.run)
+    }
+    for (const [run, chain] of chains) {
+      tables.journal.set(run, chain)
+      const stamped = Option.firstSomeOf([...chain].reverse().map((r) => r.case))
+      tables.activity.set(run, { updatedAt: now, case: stamped })
+    }
+    for (const [key, run] of claimed) tables.admissions.set(key, { run, admittedAt: now })
+    for (const { run, outcome } of concluded) {
+      lastOrdinal += 1
+      tables.outcomes.set(run, { outcome, ordinal: lastOrdinal })
+    }
+    for (const seal of seals) {
+      lastLogPosition += 1
+      const head = headOf(tables.journal.get(seal.run) ?? [])
+      tables.seals.set(seal.run, {
+        outcome: seal.outcome,
+        chainHead: head.hash,
+        logPosition: lastLogPosition,
+        sealedAt: now,
+      })
+    }
+    return Either.right(records.length)
   }
 
   return JournalStore.of({
@@ -339,6 +423,28 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         return Either.right(head)
       }),
 
+    runs: (after, limit) =>
+      atomically(({ journal }) =>
+        Either.right(
+          [...journal.keys()]
+            .filter((run) => Option.match(after, { onNone: () => true, onSome: (a) => compareText(run, a) > 0 }))
+            .sort(compareText)
+            .slice(0, clampLimit(limit)),
+        ),
+      ),
+
+    readPage: (run, from, limit) =>
+      atomically(({ journal }) =>
+        Either.all(
+          (journal.get(run) ?? [])
+            .filter((row) => row.seq >= Math.floor(from))
+            .slice(0, clampLimit(limit))
+            .map((row) => toRecord(run, row)),
+        ),
+      ),
+
+    importRecords: (records, seals) => atomically((tables, now) => importTo(tables, now, records, seals)),
+
     // One process holds this journal; nothing else shares it.
     isShared: false,
   })
@@ -392,7 +498,7 @@ const toRecord = (run: RunId, row: Row): Either.Either<Journal.Record, Corrupt> 
       ...body.right,
       prevHash: row.prevHash,
       hash: row.hash,
-      attestation: Option.none(),
+      attestation: row.attestation ?? Option.none(),
       raw: Buffer.from(row.raw),
     }),
   )
