@@ -2,6 +2,12 @@
  * agentplane's public API. Import modules as namespaces: `CaseStore.CaseStore`, `SqliteBackend.layer`.
  */
 
+export * as Conversation from "./agent/Conversation.js"
+export * as Model from "./agent/Model.js"
+export * as ModelCall from "./agent/ModelCall.js"
+export * as Price from "./agent/Price.js"
+export * as ScriptedModel from "./agent/ScriptedModel.js"
+export * as ToolCall from "./agent/ToolCall.js"
 export * as Batch from "./domain/Batch.js"
 export * as Calendar from "./domain/Calendar.js"
 export * as Canonical from "./domain/Canonical.js"

@@ -202,6 +202,29 @@ export const exhausted = (
   return Option.none()
 }
 
+/**
+ * The metered limit an act that may spend up to `reserve` would pass: tokens or money whose usage
+ * plus the reserve exceeds the ceiling. Reaching a ceiling exactly is allowed; `exhausted` stops
+ * the next act.
+ */
+export const passedBy = (
+  b: Budget,
+  usage: { readonly tokens: number; readonly minorUnits: number },
+  reserve: { readonly tokens: number; readonly minorUnits: number },
+): Option.Option<{ readonly limit: LimitLabel; readonly used: number }> => {
+  if (reserve.tokens > 0 && Option.isSome(b.maxTokens) && usage.tokens + reserve.tokens > b.maxTokens.value) {
+    return Option.some({ limit: "tokens", used: usage.tokens })
+  }
+  if (
+    reserve.minorUnits > 0 &&
+    Option.isSome(b.maxMinorUnits) &&
+    usage.minorUnits + reserve.minorUnits > b.maxMinorUnits.value
+  ) {
+    return Option.some({ limit: "money", used: usage.minorUnits })
+  }
+  return Option.none()
+}
+
 /** A value with where it came from (§7.4): the runtime refuses input without one. */
 export interface Labeled<A> {
   readonly value: A

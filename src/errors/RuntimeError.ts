@@ -11,9 +11,12 @@ export class NonDeterminism extends Schema.TaggedError<NonDeterminism>()("NonDet
   seq: Schema.NonNegativeInt,
   expected: Offered,
   offered: Offered,
+  /** Where the offered arguments first differ from the journaled ones, when the kinds agree. */
+  diff: Schema.optional(Schema.String),
 }) {
   override get message(): string {
-    return `run ${this.run} diverged from its journal at seq ${this.seq}: expected ${this.expected.kind} ek:${this.expected.key}, the definition offered ${this.offered.kind} ek:${this.offered.key}`
+    const where = this.diff === undefined ? "" : `; the arguments differ ${this.diff}`
+    return `run ${this.run} diverged from its journal at seq ${this.seq}: expected ${this.expected.kind} ek:${this.expected.key}, the definition offered ${this.offered.kind} ek:${this.offered.key}${where}`
   }
 }
 

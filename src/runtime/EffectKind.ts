@@ -56,6 +56,8 @@ export interface EffectKind<A, I, E, R = never> {
   readonly probe: Option.Option<(args: I, attempt: Attempt) => Effect.Effect<Verdict<A>, Transient, R>>
   /** What an answer cost, recorded in `EffectDone.spend` and metered against the budget. */
   readonly spend: (output: A) => Spend
+  /** The most one attempt may spend, known before it acts: the budget refuses the attempt if this would pass a ceiling. */
+  readonly reserve: (args: I) => Spend
 }
 
 /** Any kind, for registries and plans. */
@@ -77,6 +79,8 @@ export interface Options<A, I, E, R> {
   /** Required with `Reconcile`: asks the provider whether the act landed. */
   readonly probe?: (args: I, attempt: Attempt) => Effect.Effect<Verdict<A>, Transient, R>
   readonly spend?: (output: A) => Spend
+  /** Default: nothing reserved, so one attempt may pass a ceiling (§7.3 "passed by one operation at most"). */
+  readonly reserve?: (args: I) => Spend
 }
 
 /** Declares a kind; a `Reconcile` kind without a probe is refused here, at definition time. */
@@ -97,6 +101,7 @@ export const make = <A, I, E = never, R = never>(options: Options<A, I, E, R>): 
     act: options.act,
     probe: Option.fromNullable(options.probe),
     spend: options.spend ?? zeroSpend,
+    reserve: options.reserve ?? zeroSpend,
   }
 }
 

@@ -15,6 +15,7 @@ import * as Digest from "../domain/Digest.js"
 import * as EffectKey from "../domain/EffectKey.js"
 import * as Journal from "../domain/Journal.js"
 import { type Json, Json as JsonSchema } from "../domain/Json.js"
+import * as JsonDiff from "../domain/JsonDiff.js"
 import * as Quota from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
 import { NonDeterminism } from "../errors/RuntimeError.js"
@@ -110,7 +111,12 @@ export const performAll = (
         Option.isNone(History.attemptAt(exec.history, History.slotOf(at.phase, at.step, m.ordinal), 1)),
     )
     if (fresh.length > 1) {
-      yield* checkBudget(exec, at)
+      yield* checkBudget(
+        exec,
+        at,
+        "effect",
+        fresh.reduce((sum, m) => Quota.add(sum, m.call.kind.reserve(m.call.args)), Quota.ZERO),
+      )
       const announcements: Array<Journal.Append> = []
       for (const m of fresh) {
         const argsJson = yield* encode(exec, m.call.kind.args, m.call.args, `arguments of ${m.call.kind.kind}`)
@@ -169,11 +175,13 @@ const replayed = <A, I, E, R>(
 ): Effect.Effect<Step<A>, never, R> =>
   Effect.gen(function* () {
     if (journaled.key !== key || journaled.kind !== kind.kind) {
+      const diff = journaled.kind === kind.kind ? yield* argsDiff(exec, kind, args, journaled.seq) : Option.none()
       const divergence = new NonDeterminism({
         run: exec.run,
         seq: journaled.seq,
         expected: { key: journaled.key, kind: journaled.kind },
         offered: { key, kind: kind.kind },
+        ...Option.match(diff, { onNone: () => ({}), onSome: (d) => ({ diff: d }) }),
       })
       Observability.divergence()
       return yield* Execution.halt(
@@ -322,7 +330,7 @@ const live = <A, I, E, R>(
     // A sibling stopped the execution: start no new act, end at this boundary instead.
     if (Option.isSome(exec.stop)) return yield* Effect.interrupt
     if (!announced) {
-      yield* checkBudget(exec, at)
+      yield* checkBudget(exec, at, "effect", kind.reserve(args))
       const announcement = started(at, kind, ordinal, argsJson, key, attempt, backoffMs)
       count(exec, at, kind)
       if (kind.mutates) {
@@ -474,6 +482,7 @@ export const checkBudget = (
   exec: Exec,
   at: Execution.At,
   starting: "step" | "effect" = "effect",
+  reserve: Quota.Spend = Quota.ZERO,
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     if (at.phase !== "forward" || exec.mode === "strict") return
@@ -487,6 +496,29 @@ export const checkBudget = (
       records: exec.writer.records(),
     })
     if (Option.isSome(over)) return yield* Execution.halt(exec, Execution.Stop.Exhaust(over.value))
+    // A call that declares its most spend (a model call's output bound) is refused when that
+    // would pass a ceiling, so the ceiling is not passed by it; without one, one call may pass it.
+    const reserved = Run.passedBy(exec.budget, exec.usage, reserve)
+    if (Option.isSome(reserved)) return yield* Execution.halt(exec, Execution.Stop.Exhaust(reserved.value))
+  })
+
+/** Where the offered arguments first differ from those the announcement at `seq` journaled. */
+const argsDiff = <A, I, E, R>(
+  exec: Exec,
+  kind: EffectKind<A, I, E, R>,
+  args: I,
+  seq: number,
+): Effect.Effect<Option.Option<string>> =>
+  Effect.gen(function* () {
+    const record = exec.history.records.find((r) => r.seq === seq)
+    if (record?.kind.kind !== "EffectStarted") return Option.none()
+    const descriptor = record.kind.descriptor
+    const journaledArgs =
+      typeof descriptor === "object" && descriptor !== null && !Array.isArray(descriptor) && "args" in descriptor
+        ? (descriptor as { readonly args: Json }).args
+        : null
+    const offered = yield* encode(exec, kind.args, args, `arguments of ${kind.kind}`)
+    return Option.map(JsonDiff.first(journaledArgs, offered), (d) => JsonDiff.render(d))
   })
 
 const crashPoint = (exec: Exec, point: Execution.CrashPoint, kind: string, attempt: number): Effect.Effect<void> =>

@@ -2,6 +2,7 @@
  * The runtime's battery (§7.1–§7.5): one entry point, split by area, run on every backend.
  */
 import { describe } from "vitest"
+import * as Agents from "../agent/Agents.js"
 import type * as Backend from "../support/Backend.js"
 import * as Admission from "./Admission.js"
 import * as Attempts from "./Attempts.js"
@@ -40,4 +41,5 @@ export const suite = (backend: Backend.Backend) =>
     Worklist.suite(backend)
     WaitEdges.suite(backend)
     WakeRaces.suite(backend)
+    Agents.suite(backend)
   })
