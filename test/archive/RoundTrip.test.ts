@@ -2,7 +2,7 @@
  * Export → verify → restore into a fresh tenant → export again, on each backend: the two exports
  * are byte-identical but for the header's tenant, and every read path answers the same.
  */
-import { describe, layer } from "@effect/vitest"
+import { describe, it, layer } from "@effect/vitest"
 import { Effect, Either, Stream } from "effect"
 import { inject } from "vitest"
 import * as Restore from "../../src/archive/Restore.js"
@@ -67,3 +67,27 @@ for (const backend of backends) {
     })
   })
 }
+
+describe("across backends", () => {
+  const sqlite = Backend.sqlite()
+  const postgres = Backend.postgres(inject("pgUrl"))
+  const second = Backend.sqlite()
+  it.live(
+    "SQLite → PostgreSQL → SQLite: each export equals the first but for the tenant, and the read paths agree",
+    () =>
+      Effect.gen(function* () {
+        const [a, b, c] = [Backend.freshTenant(), Backend.freshTenant(), Backend.freshTenant()]
+        const seeded = yield* seed().pipe(as(a), Effect.provide(sqlite.layer))
+        const fromSqlite = yield* exportLines.pipe(as(a), Effect.provide(sqlite.layer))
+        const before = yield* snapshot(seeded).pipe(as(a), Effect.provide(sqlite.layer))
+        yield* Restore.restore(() => Stream.fromIterable(fromSqlite)).pipe(as(b), Effect.provide(postgres.layer))
+        const fromPostgres = yield* exportLines.pipe(as(b), Effect.provide(postgres.layer))
+        assert.deepStrictEqual(withoutTenant(fromPostgres), withoutTenant(fromSqlite))
+        assert.deepStrictEqual(yield* snapshot(seeded).pipe(as(b), Effect.provide(postgres.layer)), before)
+        yield* Restore.restore(() => Stream.fromIterable(fromPostgres)).pipe(as(c), Effect.provide(second.layer))
+        const back = yield* exportLines.pipe(as(c), Effect.provide(second.layer))
+        assert.deepStrictEqual(withoutTenant(back), withoutTenant(fromSqlite))
+        assert.deepStrictEqual(yield* snapshot(seeded).pipe(as(c), Effect.provide(second.layer)), before)
+      }),
+  )
+})
