@@ -14,7 +14,8 @@
  */
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Console, Effect, Option } from "effect"
+import * as Help from "./Help.js"
 import * as Migrate from "./Migrate.js"
 import * as Report from "./Report.js"
 import * as SeedDemo from "./SeedDemo.js"
@@ -22,15 +23,50 @@ import * as Serve from "./Serve.js"
 import * as Sweep from "./Sweep.js"
 import * as TokenDigest from "./TokenDigest.js"
 
-const agentplane = Command.make("agentplane").pipe(
-  Command.withDescription("a durable, replayable control plane for AI agents"),
-  Command.withSubcommands([Serve.command, Sweep.command, Migrate.command, TokenDigest.command, SeedDemo.command]),
+/** The verbs, in the order `agentplane --help` lists them. */
+const verbs = [Serve.command, Sweep.command, Migrate.command, TokenDigest.command, SeedDemo.command] as const
+
+const program: Help.Program = {
+  name: "agentplane",
+  // package.json's version; test/package checks that they agree.
+  version: "0.1.0",
+  description: "a durable, replayable control plane for AI agents",
+}
+
+const agentplane = Command.make(program.name).pipe(
+  Command.withDescription(program.description),
+  Command.withSubcommands(verbs),
 )
 
-const cli = Command.run(agentplane, { name: "agentplane", version: "0.1.0" })
+const cli = Command.run(agentplane, { name: program.name, version: program.version })
 
-cli(process.argv).pipe(
+/** Help is this module's page (see Help.ts); everything else is @effect/cli's parse and the verb. */
+const main = (
+  argv: ReadonlyArray<string>,
+): Effect.Effect<void, Effect.Effect.Error<ReturnType<typeof cli>>, Effect.Effect.Context<ReturnType<typeof cli>>> => {
+  const pages = verbs.map((verb) => Help.verb(verb))
+  return Help.requested(
+    argv.slice(2),
+    pages.map((page) => page.name),
+  ).pipe(
+    Option.match({
+      onNone: () => cli(argv),
+      onSome: (name) => {
+        const page = Option.flatMap(name, (n) => Option.fromNullable(pages.find((p) => p.name === n)))
+        return Console.log(
+          Option.match(page, {
+            onNone: () => Help.renderProgram(program, pages),
+            onSome: (verb) => Help.renderVerb(program, verb),
+          }),
+        )
+      },
+    }),
+  )
+}
+
+main(process.argv).pipe(
   Effect.tapErrorCause(Report.report),
+  Report.plainInPipes,
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disableErrorReporting: true }),
 )

@@ -39,7 +39,7 @@ export class TenantInvalid extends Schema.TaggedError<TenantInvalid>()("TenantIn
 }
 
 const tenant = Options.text("tenant").pipe(
-  Options.withDescription("the tenant to seed (env AGENTPLANE_TENANT)"),
+  Options.withDescription("the tenant to seed (env AGENTPLANE_TENANT); default default"),
   Options.withFallbackConfig(Config.string("AGENTPLANE_TENANT")),
   Options.withDefault("default"),
 )

@@ -22,7 +22,9 @@ export const DEFAULT = "./agentplane.db"
  */
 export const option: Options.Options<string> = Options.text("store").pipe(
   Options.withAlias("database-url"),
-  Options.withDescription(`SQLite file, or a postgres:// URL (env AGENTPLANE_STORE or AGENTPLANE_DATABASE_URL)`),
+  Options.withDescription(
+    `SQLite file, or a postgres:// URL (env AGENTPLANE_STORE or AGENTPLANE_DATABASE_URL); default ${DEFAULT}`,
+  ),
   Options.withFallbackConfig(
     Config.all([
       Config.option(Config.string("AGENTPLANE_STORE")),

@@ -17,7 +17,7 @@ import * as Store from "./Store.js"
 
 export const eventGrace = Options.integer("event-grace").pipe(
   Options.withDescription(
-    `seconds an event no run claimed is kept before it is dead-lettered (env AGENTPLANE_EVENT_GRACE; default ${Sweeper.DEFAULT_EVENT_GRACE_SECS})`,
+    `seconds an event no run claimed is kept before it is dead-lettered (env AGENTPLANE_EVENT_GRACE); default ${Sweeper.DEFAULT_EVENT_GRACE_SECS}`,
   ),
   Options.withFallbackConfig(Config.integer("AGENTPLANE_EVENT_GRACE")),
   Options.withDefault(Sweeper.DEFAULT_EVENT_GRACE_SECS),
@@ -29,7 +29,7 @@ export const metricTenant = Options.boolean("metric-tenant").pipe(
 )
 
 const tenant = Options.text("tenant").pipe(
-  Options.withDescription("the tenant to sweep (env AGENTPLANE_TENANT; default default)"),
+  Options.withDescription("the tenant to sweep (env AGENTPLANE_TENANT); default default"),
   Options.withFallbackConfig(Config.string("AGENTPLANE_TENANT")),
   Options.withDefault(Tenant.DEFAULT as string),
 )
