@@ -57,6 +57,9 @@ export const make = (kek: Kek.Kek) =>
       dataKey: (scope) =>
         Effect.gen(function* () {
           const tenant = yield* Tenant
+          // The common case, a scope already keyed, costs one read.
+          const found = yield* stored(tenant, scope)
+          if (Option.isSome(found)) return yield* unwrapped(tenant, scope, found.value)
           // Concurrent first uses each offer a key; the primary key keeps the first, and every
           // caller then reads and uses that one. A tombstone holds the key too, so a destroyed
           // scope is never given a new key.

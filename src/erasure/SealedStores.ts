@@ -1,0 +1,178 @@
+/**
+ * "Payloads, not structure" (§9.1) as a decoration of the stores: with a key ring configured,
+ * the payload fields of what is written are sealed before the store sees them and opened on the
+ * way back. The runtime is unchanged, and since the journal computes `raw` and the hash from the
+ * record it is given, the chain commits to the ciphertext: destroying a key erases the content
+ * from every copy, and every chain still verifies.
+ *
+ * Sealed, under the case's scope (the run's when the record or task has no case):
+ * - journal: the admitted input, frozen plans, notes, error texts (an effect's error, a seal's
+ *   reason, a reconciliation's detail), and the arguments (descriptor) and outputs of effects;
+ * - case state (`putState`), opened by `case`, `cases` and `byStatus`;
+ * - a task's justification (summary, proposed action, evidence).
+ * Structure stays in the clear: ids, kinds, steps, keys, outcomes, deadlines, hashes.
+ *
+ * Decisions: `importCase` writes the state it is given verbatim (a restore brings ciphertext
+ * and must not seal it twice). `verify`, `head` and every index pass through untouched. Export
+ * reads the undecorated stores, so it never decrypts (§9.2).
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Case } from "../domain/Case.js"
+import { Case as CaseClass } from "../domain/Case.js"
+import type { RunId } from "../domain/Ids.js"
+import * as Journal from "../domain/Journal.js"
+import type { Json } from "../domain/Json.js"
+import { Justification, Task } from "../domain/Task.js"
+import type { Tenant } from "../domain/Tenant.js"
+import { type Backend, Corrupt } from "../errors/StoreError.js"
+import { CaseStore } from "../services/CaseStore.js"
+import { JournalStore } from "../services/JournalStore.js"
+import { KeyRing } from "../services/KeyRing.js"
+import type { Stores } from "../services/Stores.js"
+import { TaskStore } from "../services/TaskStore.js"
+import * as Sealer from "./Sealer.js"
+
+/** The payload fields of each record kind that are sealed; the others are structure. */
+export const SEALED_FIELDS: { readonly [K in Journal.KindTag]?: ReadonlyArray<string> } = {
+  RunAdmitted: ["input"],
+  PlanFrozen: ["plan"],
+  Note: ["text"],
+  EffectStarted: ["descriptor"],
+  EffectDone: ["output"],
+  EffectFailed: ["error"],
+  EffectReconciled: ["output", "detail"],
+  RunSealed: ["reason"],
+}
+
+/** The stores of `context` with the journal, case and task stores sealing through `ring`; the others as they are. */
+export const decorate =
+  (ring: typeof KeyRing.Service) =>
+  <S extends Stores>(context: Context.Context<S>): Context.Context<S> => {
+    const sealer = Sealer.make(ring)
+    return context.pipe(
+      Context.add(JournalStore, journal(Context.get(context as Context.Context<Stores>, JournalStore), sealer)),
+      Context.add(CaseStore, cases(Context.get(context as Context.Context<Stores>, CaseStore), sealer)),
+      Context.add(TaskStore, tasks(Context.get(context as Context.Context<Stores>, TaskStore), sealer)),
+    ) as Context.Context<S>
+  }
+
+/** `stores` with the journal, case and task stores sealing through the key ring. */
+export const over = <E, R>(stores: Layer.Layer<Stores, E, R>): Layer.Layer<Stores, E, R | KeyRing> =>
+  Layer.flatMap(stores, (context) => Layer.effectContext(Effect.map(KeyRing, (ring) => decorate(ring)(context))))
+
+/** Runs `effect` with the stores it finds sealing through the key ring it finds. */
+export const sealing = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Stores | KeyRing> =>
+  Effect.gen(function* () {
+    const ring = yield* KeyRing
+    const context = yield* Effect.context<Stores>()
+    return yield* Effect.provide(effect, decorate(ring)(context))
+  }) as Effect.Effect<A, E, R | Stores | KeyRing>
+
+// internal
+
+type Via = (value: Json) => Effect.Effect<Json, Backend | Corrupt, Tenant>
+
+type Batch = readonly [Journal.Append, ...ReadonlyArray<Journal.Append>]
+
+const mapKind = (kind: Journal.Kind, via: Via) =>
+  Effect.gen(function* () {
+    const fields = SEALED_FIELDS[kind.kind]
+    if (fields === undefined) return kind
+    const next: { [field: string]: unknown } = { ...kind }
+    for (const field of fields) {
+      const value = next[field]
+      if (value !== undefined) next[field] = yield* via(value as Json)
+    }
+    return next as Journal.Kind
+  })
+
+const scopeOfPosition = (run: RunId, kase: Option.Option<string>) => Option.getOrElse(kase, () => run as string)
+
+const journal = (inner: typeof JournalStore.Service, sealer: Sealer.Sealer): typeof JournalStore.Service => {
+  const sealBatch = (run: RunId, batch: Batch) =>
+    Effect.forEach(
+      batch,
+      (entry) =>
+        Effect.map(
+          mapKind(entry.kind, (v) => sealer.seal(scopeOfPosition(run, entry.case), v)),
+          (kind) => new Journal.Append({ ...entry, kind }),
+        ),
+      // forEach keeps the length, so a non-empty batch stays non-empty.
+    ).pipe(Effect.map((sealed) => sealed as unknown as Batch))
+  const openRecords = (records: ReadonlyArray<Journal.Record>) =>
+    Effect.forEach(records, (record) =>
+      mapKind(record.kind, sealer.open).pipe(
+        // A payload that does not open is damage at that record: name its seq.
+        Effect.mapError((e) => (e._tag === "Corrupt" ? new Corrupt({ detail: e.detail, seq: record.seq }) : e)),
+        Effect.map((kind) => new Journal.Record({ ...record, kind })),
+      ),
+    )
+  return {
+    ...inner,
+    append: (run, epoch, batch) =>
+      Effect.flatMap(sealBatch(run, batch), (sealed) => inner.append(run, epoch, sealed)).pipe(
+        Effect.flatMap(openRecords),
+      ),
+    seal: (run, epoch, outcome, last) =>
+      last === undefined
+        ? inner.seal(run, epoch, outcome)
+        : Effect.flatMap(sealBatch(run, last), (sealed) => inner.seal(run, epoch, outcome, sealed)),
+    read: (run, from) => Effect.flatMap(inner.read(run, from), openRecords),
+    caseHistory: (kase, limit) => Effect.flatMap(inner.caseHistory(kase, limit), openRecords),
+  }
+}
+
+const cases = (inner: typeof CaseStore.Service, sealer: Sealer.Sealer): typeof CaseStore.Service => {
+  const openCase = (kase: Case) => Effect.map(sealer.open(kase.state), (state) => new CaseClass({ ...kase, state }))
+  return {
+    ...inner,
+    case: (id) =>
+      Effect.flatMap(
+        inner.case(id),
+        Option.match({ onNone: () => Effect.succeedNone, onSome: (c) => Effect.asSome(openCase(c)) }),
+      ),
+    cases: (after, limit) => Effect.flatMap(inner.cases(after, limit), Effect.forEach(openCase)),
+    byStatus: (status, limit) => Effect.flatMap(inner.byStatus(status, limit), Effect.forEach(openCase)),
+    putState: (kase, expected, state) =>
+      Effect.flatMap(sealer.seal(kase, state), (sealed) => inner.putState(kase, expected, sealed)),
+  }
+}
+
+const tasks = (inner: typeof TaskStore.Service, sealer: Sealer.Sealer): typeof TaskStore.Service => {
+  const mapTask = (task: Task, via: Via) =>
+    Effect.gen(function* () {
+      const j = task.justification
+      const summary = yield* via(j.summary)
+      const proposedAction = yield* via(j.proposedAction)
+      const evidence = yield* Effect.forEach(j.evidence, via)
+      const justification = new Justification({
+        ...j,
+        summary: summary as string,
+        proposedAction,
+        evidence: evidence as ReadonlyArray<string>,
+      })
+      return new Task({ ...task, justification })
+    })
+  const scope = (task: Task) => scopeOfPosition(task.run, task.case)
+  const openTask = (task: Task) => mapTask(task, sealer.open)
+  const openAll = Effect.forEach(openTask)
+  return {
+    ...inner,
+    open: (task) =>
+      Effect.flatMap(
+        mapTask(task, (v) => sealer.seal(scope(task), v)),
+        (sealed) => Effect.flatMap(inner.open(sealed), openTask),
+      ),
+    task: (id) =>
+      Effect.flatMap(
+        inner.task(id),
+        Option.match({ onNone: () => Effect.succeedNone, onSome: (t) => Effect.asSome(openTask(t)) }),
+      ),
+    claim: (id, actor, roles) => Effect.flatMap(inner.claim(id, actor, roles), openTask),
+    takeOver: (id, from, actor, roles) => Effect.flatMap(inner.takeOver(id, from, actor, roles), openTask),
+    escalate: (id) => Effect.flatMap(inner.escalate(id), openTask),
+    queue: (roles, limit) => Effect.flatMap(inner.queue(roles, limit), openAll),
+    forCase: (kase) => Effect.flatMap(inner.forCase(kase), openAll),
+    overdue: (now, limit) => Effect.flatMap(inner.overdue(now, limit), openAll),
+  }
+}
