@@ -14,13 +14,14 @@
 
 import { LanguageModel, Tool, Toolkit } from "@effect/ai"
 import {
+  Calendar,
   Conversation,
   CorrelationKey,
   Model,
   ModelCall,
   Run,
   RunDefinition,
-  type Runtime,
+  Runtime,
   Step,
   StepCtx,
   Task,
@@ -207,6 +208,12 @@ export const layerNeeds = (model: Model.Config) => Layer.merge(Model.layer(model
 
 /** The dispute agent registered, over a provider `LanguageModel` and `Payments` in context. */
 export const register = (model: Model.Config) => RunDefinition.register(Dispute).pipe(Layer.provide(layerNeeds(model)))
+
+/** The runtime with the agent registered; give it the stores, a provider `LanguageModel` and `Payments`. */
+export const layer = (model: Model.Config, options: Runtime.Options = {}) =>
+  Layer.merge(Runtime.layer(options), register(model)).pipe(
+    Layer.provideMerge(Layer.merge(RunDefinition.layerRegistry, Calendar.layerWallClock)),
+  )
 
 /** A payment provider in memory that dedupes by key, counting every call that reaches it. */
 export const paymentsInMemory = (tally: { calls: number; readonly refunds: Map<string, string> }) =>

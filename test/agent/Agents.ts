@@ -34,7 +34,7 @@ import * as Backend from "../support/Backend.js"
 type ScriptContext = Context.Context<LanguageModel.LanguageModel | ScriptedModel.Script>
 type Tally = { calls: number; readonly refunds: Map<string, string>; readonly keys: Array<string> }
 
-const usage = { inputTokens: 40, outputTokens: 60 }
+export const usage = { inputTokens: 40, outputTokens: 60 }
 const config = (over: Partial<Model.Config> = {}): Model.Config => ({
   model: "scripted-1",
   system: "scripted",
@@ -42,7 +42,7 @@ const config = (over: Partial<Model.Config> = {}): Model.Config => ({
   ...over,
 })
 
-const newTally = (): Tally => ({ calls: 0, refunds: new Map(), keys: [] })
+export const newTally = (): Tally => ({ calls: 0, refunds: new Map(), keys: [] })
 
 /** The payment provider, recording each key it was sent. */
 const payments = (tally: Tally) =>
@@ -60,7 +60,7 @@ const payments = (tally: Tally) =>
   })
 
 /** A runtime over the backend whose definitions see the script's model, the dispute tool and the payments. */
-const agentRuntime = (
+export const agentRuntime = (
   backend: Backend.Backend,
   defs: ReadonlyArray<RunDefinition.Any>,
   script: ScriptContext,
@@ -104,7 +104,7 @@ const asking = (name: string, prompt: string, turns = 1) =>
       }),
   })
 
-const asker = (capability: string, prompt: string, turns = 1, budget: Run.Budget = Run.unlimited) =>
+export const asker = (capability: string, prompt: string, turns = 1, budget: Run.Budget = Run.unlimited) =>
   RunDefinition.make({
     capability,
     input: Input,
