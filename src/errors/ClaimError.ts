@@ -4,28 +4,39 @@
  */
 import { Schema } from "effect"
 
-export class TaskNotFound extends Schema.TaggedError<TaskNotFound>()("TaskNotFound", { task: Schema.String }) {
+/**
+ * A task id in an error: the hex the stores pass, encoded (in an error body) as `task_<hex>`, the
+ * form every view and path of a task uses, so a client can match the error to the task it sent;
+ * decoding takes either form.
+ */
+const TaskField = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: (shown) => (shown.startsWith("task_") ? shown.slice(5) : shown),
+  encode: (hex) => `task_${hex}`,
+})
+
+export class TaskNotFound extends Schema.TaggedError<TaskNotFound>()("TaskNotFound", { task: TaskField }) {
   override get message(): string {
-    return `no task ${this.task}`
+    return `no task task_${this.task}`
   }
 }
 
 /** The task is completed, expired or otherwise no longer waiting for a decision. */
 export class NotPending extends Schema.TaggedError<NotPending>()("NotPending", {
-  task: Schema.String,
+  task: TaskField,
   state: Schema.String,
 }) {
   override get message(): string {
-    return `task ${this.task} is ${this.state}, no longer pending`
+    return `task task_${this.task} is ${this.state}, no longer pending`
   }
 }
 
 export class AlreadyClaimed extends Schema.TaggedError<AlreadyClaimed>()("AlreadyClaimed", {
-  task: Schema.String,
+  task: TaskField,
   holder: Schema.String,
 }) {
   override get message(): string {
-    return `task ${this.task} is claimed by ${JSON.stringify(this.holder)}`
+    return `task task_${this.task} is claimed by ${JSON.stringify(this.holder)}`
   }
 }
 
@@ -44,11 +55,11 @@ export class WrongRole extends Schema.TaggedError<WrongRole>()("WrongRole", { ac
 
 /** Only the holder may release, and a take-over must name the current holder. */
 export class NotHeld extends Schema.TaggedError<NotHeld>()("NotHeld", {
-  task: Schema.String,
+  task: TaskField,
   actor: Schema.String,
 }) {
   override get message(): string {
-    return `task ${this.task} is not held by ${JSON.stringify(this.actor)}`
+    return `task task_${this.task} is not held by ${JSON.stringify(this.actor)}`
   }
 }
 

@@ -15,8 +15,11 @@ import { RunOutcome } from "../domain/Journal.js"
 import { MAX_NAME_BYTES } from "../domain/Limits.js"
 import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
 import { Corrupt, NotFound } from "../errors/StoreError.js"
+import { VERSION } from "../Version.js"
+import * as ApiDocument from "./ApiDocument.js"
 import { Authentication } from "./Authentication.js"
 import { AuthorizerUnavailable, Forbidden } from "./Authorizer.js"
+import * as CloudEvents from "./CloudEvents.js"
 import * as Metrics from "./Metrics.js"
 import * as Unavailable from "./Unavailable.js"
 import * as Wire from "./Wire.js"
@@ -47,6 +50,9 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   { message: Schema.String },
   HttpApiSchema.annotations({ status: 415 }),
 ) {}
+
+/** What every authenticated route can answer: the policy refuses (403) or cannot evaluate (500). */
+const Authorized = Schema.Union(Forbidden, AuthorizerUnavailable)
 
 const taskPath = Schema.Struct({ task: Wire.TaskRef })
 const casePath = Schema.Struct({ case: Wire.CaseRef })
@@ -80,47 +86,116 @@ export class AdmissionRefused extends Schema.TaggedError<AdmissionRefused>()(
 ) {}
 
 export class Health extends HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Wire.Health))
+  .add(
+    HttpApiEndpoint.get("healthz", "/healthz")
+      .addSuccess(Wire.Health)
+      .annotate(OpenApi.Summary, "Liveness: the process answers (touches no store)"),
+  )
   .annotate(OpenApi.Description, "Liveness; public.") {}
 
 export class Events extends HttpApiGroup.make("events")
   .add(
-    // The payload declared here is the native shape the derived client sends; the server also
-    // reads CloudEvents in structured and binary mode from the same route.
+    // The handler reads the body itself, by its media type (`handlers/Events.ts`): these payloads
+    // are what the document shows and the derived client sends. Binary mode has no schema (the
+    // body is the data in any media type), so `ApiDocument.binaryMode` adds it to the document.
     HttpApiEndpoint.post("deliver", "/events")
-      .setPayload(Wire.NativeEvent)
-      .addSuccess(Wire.DeliveryAnswer, { status: 202 }),
+      .setPayload(
+        Schema.Union(
+          Wire.NativeEvent,
+          CloudEvents.StructuredEvent.pipe(
+            HttpApiSchema.withEncoding({ kind: "Json", contentType: CloudEvents.STRUCTURED }),
+          ),
+          CloudEvents.EventBatch.pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: CloudEvents.BATCH })),
+        ),
+      )
+      .addSuccess(Wire.DeliveryAnswer, { status: 202 })
+      .addSuccess(Wire.BatchAnswer, { status: 202 })
+      .addError(Unavailable.Unavailable)
+      .addError(Corrupt, { status: 500 })
+      .annotate(OpenApi.Summary, "Deliver an event: native, or a CloudEvent (structured, binary or batched mode)")
+      .annotate(OpenApi.Transform, ApiDocument.binaryMode),
   )
+  .add(
+    // The CloudEvents webhook validation handshake (HTTP Webhook §4): a sender asks, with the
+    // credential it will deliver with, whether it may deliver here.
+    HttpApiEndpoint.options("handshake", "/events")
+      .setHeaders(
+        Schema.Struct({
+          "webhook-request-origin": Wire.BoundedName(MAX_NAME_BYTES),
+          "webhook-request-rate": Schema.optional(Schema.String),
+          "webhook-request-callback": Schema.optional(Schema.String),
+        }),
+      )
+      .addSuccess(HttpApiSchema.Empty(200))
+      .annotate(OpenApi.Summary, "CloudEvents webhook validation handshake (WebHook-Request-Origin)")
+      .annotate(OpenApi.Transform, ApiDocument.handshake),
+  )
+  .addError(Authorized)
+  .annotate(OpenApi.Description, "Inbound events (§7.9): the caller is the source")
   .middleware(Authentication) {}
 
 export class Tasks extends HttpApiGroup.make("tasks")
   .add(
     HttpApiEndpoint.get("list", "/tasks")
       .setUrlParams(Schema.Struct({ limit: Wire.Limit }))
-      .addSuccess(Wire.TaskList),
+      .addSuccess(Wire.TaskList)
+      .annotate(OpenApi.Summary, "The caller's worklist: pending tasks it may work, by rank then age"),
   )
-  .add(HttpApiEndpoint.get("read", "/tasks/:task").setPath(taskPath).addSuccess(Wire.TaskView))
-  .add(HttpApiEndpoint.post("claim", "/tasks/:task/claim").setPath(taskPath).addSuccess(Wire.TaskView))
-  .add(HttpApiEndpoint.post("release", "/tasks/:task/release").setPath(taskPath).addSuccess(HttpApiSchema.NoContent))
+  .add(
+    HttpApiEndpoint.get("read", "/tasks/:task")
+      .setPath(taskPath)
+      .addSuccess(Wire.TaskView)
+      .addError(TaskNotFound, { status: 404 })
+      .annotate(OpenApi.Summary, "One task, with whether the caller may decide it"),
+  )
+  .add(
+    HttpApiEndpoint.post("claim", "/tasks/:task/claim")
+      .setPath(taskPath)
+      .addSuccess(Wire.TaskView)
+      .addError(TaskNotFound, { status: 404 })
+      .addError(Excluded, { status: 403 })
+      .addError(WrongRole, { status: 403 })
+      .addError(NotPending, { status: 409 })
+      .addError(AlreadyClaimed, { status: 409 })
+      .annotate(OpenApi.Summary, "Claim a task (idempotent for its holder)"),
+  )
+  .add(
+    HttpApiEndpoint.post("release", "/tasks/:task/release")
+      .setPath(taskPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(TaskNotFound, { status: 404 })
+      .addError(NotHeld, { status: 409 })
+      .annotate(OpenApi.Summary, "Release a task the caller holds"),
+  )
   .add(
     HttpApiEndpoint.post("takeover", "/tasks/:task/takeover")
       .setPath(taskPath)
       .setPayload(Wire.TakeOverRequest)
-      .addSuccess(Wire.TaskView),
+      .addSuccess(Wire.TaskView)
+      .addError(TaskNotFound, { status: 404 })
+      .addError(Excluded, { status: 403 })
+      .addError(WrongRole, { status: 403 })
+      .addError(NotPending, { status: 409 })
+      .addError(NotHeld, { status: 409 })
+      .annotate(OpenApi.Summary, "Take a claimed task over from its holder"),
   )
   .add(
     HttpApiEndpoint.post("decide", "/tasks/:task/decide")
       .setPath(taskPath)
       .setPayload(Wire.DecisionRequest)
-      .addSuccess(Wire.DecideAnswer),
+      .addSuccess(Wire.DecideAnswer)
+      .addError(TaskNotFound, { status: 404 })
+      .addError(NotFound, { status: 404 })
+      .addError(Excluded, { status: 403 })
+      .addError(WrongRole, { status: 403 })
+      .addError(NotPending, { status: 409 })
+      .addError(AlreadyClaimed, { status: 409 })
+      .annotate(OpenApi.Summary, "Decide a task: claim, answer the run waiting on it, complete"),
   )
-  .addError(TaskNotFound, { status: 404 })
-  .addError(NotFound, { status: 404 })
-  .addError(Excluded, { status: 403 })
-  .addError(WrongRole, { status: 403 })
-  .addError(AlreadyClaimed, { status: 409 })
-  .addError(NotPending, { status: 409 })
-  .addError(NotHeld, { status: 409 })
+  .addError(Authorized)
+  .addError(Unavailable.Unavailable)
+  .addError(Corrupt, { status: 500 })
+  .annotate(OpenApi.Description, "The worklist (§7.7): the caller is the actor, with the caller's roles")
   .middleware(Authentication) {}
 
 export class Cases extends HttpApiGroup.make("cases")
@@ -130,15 +205,26 @@ export class Cases extends HttpApiGroup.make("cases")
         // Absent, the status is `escalated`: the cases that need a person.
         Schema.Struct({ status: Schema.optional(CaseStatus), limit: Wire.Limit }),
       )
-      .addSuccess(Schema.Array(Wire.CaseView)),
+      .addSuccess(Wire.Page(Wire.CaseView, "CasePage"))
+      .annotate(OpenApi.Summary, "Cases by status (default escalated)"),
   )
-  .add(HttpApiEndpoint.get("read", "/cases/:case").setPath(casePath).addSuccess(Wire.CaseDetail))
+  .add(
+    HttpApiEndpoint.get("read", "/cases/:case")
+      .setPath(casePath)
+      .addSuccess(Wire.CaseDetail)
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Summary, "One case with its deadlines, tasks and journal history"),
+  )
   .add(
     HttpApiEndpoint.get("obligations", "/obligations")
       .setUrlParams(Schema.Struct({ limit: Wire.Limit }))
-      .addSuccess(Schema.Array(Wire.DeadlineView)),
+      .addSuccess(Wire.Page(Wire.DeadlineView, "DeadlinePage"))
+      .annotate(OpenApi.Summary, "Breached obligations, longest overdue first"),
   )
-  .addError(NotFound, { status: 404 })
+  .addError(Authorized)
+  .addError(Unavailable.Unavailable)
+  .addError(Corrupt, { status: 500 })
+  .annotate(OpenApi.Description, "Cases and their obligations (§4)")
   .middleware(Authentication) {}
 
 export class Runs extends HttpApiGroup.make("runs")
@@ -148,39 +234,86 @@ export class Runs extends HttpApiGroup.make("runs")
         // Absent, the outcome is `quarantined`: the runs that need a person.
         Schema.Struct({ outcome: Schema.optional(RunOutcome), limit: Wire.Limit }),
       )
-      .addSuccess(Schema.Array(RunId)),
+      .addSuccess(Wire.Page(RunId, "RunPage"))
+      .annotate(OpenApi.Summary, "Runs by outcome (default quarantined), newest first"),
   )
-  .add(HttpApiEndpoint.post("start", "/runs").setPayload(StartRequest).addSuccess(StartAnswer, { status: 201 }))
-  .add(HttpApiEndpoint.get("read", "/runs/:run").setPath(runPath).addSuccess(Wire.RunView))
+  .add(
+    HttpApiEndpoint.post("start", "/runs")
+      .setPayload(StartRequest)
+      .addSuccess(StartAnswer, { status: 201 })
+      .addError(NotFound, { status: 404 })
+      .addError(AdmissionRefused)
+      .annotate(OpenApi.Summary, "Start a run of a definition this server starts"),
+  )
+  .add(
+    HttpApiEndpoint.get("read", "/runs/:run")
+      .setPath(runPath)
+      .addSuccess(Wire.RunView)
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Summary, "One run: head, outcome, case, and why it waits"),
+  )
   .add(
     HttpApiEndpoint.post("cancel", "/runs/:run/cancel")
       .setPath(runPath)
       .setPayload(Wire.CancelRequest)
-      .addSuccess(Wire.CancelAnswer, { status: 202 }),
+      .addSuccess(Wire.CancelAnswer, { status: 202 })
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Summary, "Ask for a run to be cancelled"),
   )
-  .addError(NotFound, { status: 404 })
-  .addError(AdmissionRefused)
+  .addError(Authorized)
+  .addError(Unavailable.Unavailable)
+  .addError(Corrupt, { status: 500 })
+  .annotate(OpenApi.Description, "Runs (§7): the journal's view of each")
   .middleware(Authentication) {}
 
 export class Operations extends HttpApiGroup.make("operations")
   .add(
     HttpApiEndpoint.get("deadLetters", "/dead-letters")
       .setUrlParams(Schema.Struct({ limit: Wire.Limit }))
-      .addSuccess(Schema.Array(Wire.DeadLetterView)),
+      .addSuccess(Wire.Page(Wire.DeadLetterView, "DeadLetterPage"))
+      .annotate(OpenApi.Summary, "Events no run claimed, newest first"),
   )
-  .add(HttpApiEndpoint.get("census", "/census").addSuccess(Wire.Census))
   .add(
-    HttpApiEndpoint.get("metrics", "/metrics").addSuccess(
-      Wire.PrometheusText.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Metrics.CONTENT_TYPE })),
-    ),
+    HttpApiEndpoint.get("census", "/census")
+      .addSuccess(Wire.Census)
+      .annotate(OpenApi.Summary, "The tenant's gauges and emergency stop"),
   )
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(
+        Wire.PrometheusText.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Metrics.CONTENT_TYPE })),
+      )
+      .annotate(OpenApi.Summary, "Prometheus metrics"),
+  )
+  .addError(Authorized)
+  .addError(Unavailable.Unavailable)
+  .addError(Corrupt, { status: 500 })
+  .annotate(OpenApi.Description, "Operator reads (§10)")
   .middleware(Authentication) {}
 
 export class Admin extends HttpApiGroup.make("admin")
-  .add(HttpApiEndpoint.put("halt", "/admin/halt").setPayload(Wire.HaltRequest).addSuccess(HttpApiSchema.NoContent))
-  .add(HttpApiEndpoint.del("unhalt", "/admin/halt").addSuccess(HttpApiSchema.NoContent))
+  .add(
+    HttpApiEndpoint.put("halt", "/admin/halt")
+      .setPayload(Wire.HaltRequest)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Halt the tenant: admit no new runs (§5.6)"),
+  )
+  .add(
+    HttpApiEndpoint.del("unhalt", "/admin/halt")
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Lift the tenant's halt (a no-op when unset)"),
+  )
+  .addError(Authorized)
+  .addError(Unavailable.Unavailable)
+  .annotate(OpenApi.Description, "The emergency stop (§5.6)")
   .middleware(Authentication) {}
 
+/**
+ * Errors are listed where they can happen, so each operation's list is true: `Authorized` on
+ * every authenticated group, store outages and damage where a store is read, 404 and 409 only on
+ * the verbs that answer them. The three body refusals are the API's, since `Server.refusals`
+ * answers them before routing; `ApiDocument.document` lists each only where it can happen.
+ */
 export class Api extends HttpApi.make("agentplane")
   .add(Health)
   .add(Events)
@@ -192,10 +325,13 @@ export class Api extends HttpApi.make("agentplane")
   .addError(InvalidRequest)
   .addError(PayloadTooLarge)
   .addError(UnsupportedMediaType)
-  .addError(Forbidden)
-  .addError(AuthorizerUnavailable)
-  // §8.2: a store outage is 503 (retry later), as `Unavailable` with its reason and never the
-  // driver's text (handlers convert `Backend` in `Guard.asTenant`); damage is 500.
-  .addError(Unavailable.Unavailable)
-  .addError(Corrupt, { status: 500 })
-  .annotate(OpenApi.Title, "agentplane operator API") {}
+  .annotate(OpenApi.Title, "agentplane operator API")
+  .annotate(OpenApi.Version, VERSION)
+  // package.json says UNLICENSED (no licence granted); SPDX has no id for that, so a LicenseRef.
+  .annotate(OpenApi.License, { name: "UNLICENSED", identifier: "LicenseRef-UNLICENSED" } as OpenApi.OpenAPISpecLicense)
+  .annotate(OpenApi.Description, "The operator HTTP API of agentplane (§8): bearer credentials, one tenant each.")
+  // Relative to where the document is served: the server that serves it is the one it describes.
+  .annotate(OpenApi.Servers, [{ url: "/", description: "the server serving this document" }])
+  // Every operation but the public ones (which say `security: []`) takes the bearer credential.
+  .annotate(OpenApi.Override, { security: [{ bearer: [] }] })
+  .annotate(OpenApi.Transform, ApiDocument.document) {}

@@ -80,6 +80,17 @@ export const Text = Schema.String.pipe(
   Schema.filter((s) => (hasControl(s, true) ? "must not contain control characters" : true)),
 )
 
+/**
+ * Why a person acted (a decision): free text with something in it. Empty or blank, it would
+ * stand in the record as a decision nobody explained, which halt and takeover already refuse.
+ */
+export const Reason = Text.pipe(
+  Schema.filter((s) => (s.trim().length === 0 ? "must not be empty or blank: say why" : true), {
+    jsonSchema: { minLength: 1, pattern: "\\S" },
+    description: "free text with at least one non-blank character; lines and tabs allowed",
+  }),
+)
+
 /** An instant: whole Unix seconds inside, RFC 3339 UTC on the wire; sub-second input is truncated. */
 export const Instant = Schema.transformOrFail(Schema.String, Schema.typeSchema(Time.Timestamp), {
   strict: true,
@@ -114,12 +125,29 @@ export const CaseRef = Schema.transformOrFail(Schema.String, Schema.typeSchema(C
   encode: (id: CaseId) => ParseResult.succeed(id),
 }).annotations({ identifier: "CaseRef", jsonSchema: { type: "string" } })
 
-/** `?limit=`: 1 … 500; absent, `DEFAULT_LIMIT` (optional rather than defaulted, so the derived client may omit it). */
-export const Limit = Schema.optional(
-  Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500, { message: () => "limit must be 1 … 500" })),
-)
-
 export const DEFAULT_LIMIT = 50
+
+export const MAX_LIMIT = 500
+
+/**
+ * `?limit=`: a whole number 1 … `MAX_LIMIT`; absent, `DEFAULT_LIMIT` (optional rather than
+ * defaulted, so the derived client may omit it). The query carries it as text, but OpenAPI
+ * describes a query parameter by its value, so the document says integer with its bounds.
+ */
+export const Limit = Schema.optional(
+  Schema.NumberFromString.pipe(
+    Schema.int(),
+    Schema.between(1, MAX_LIMIT, { message: () => `limit must be 1 … ${MAX_LIMIT}` }),
+  ).annotations({
+    jsonSchema: {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: DEFAULT_LIMIT,
+      description: `how many items at most (1 … ${MAX_LIMIT}, default ${DEFAULT_LIMIT})`,
+    },
+  }),
+)
 
 export const limitOf = (limit: number | undefined): number => limit ?? DEFAULT_LIMIT
 
@@ -153,7 +181,7 @@ export const NativeEvent = Schema.Struct({
 /** A reviewer's answer; the actor is the caller and the roles are the caller's, so neither may appear. */
 export const DecisionRequest = Schema.Struct({
   approved: Schema.Boolean,
-  reason: Text,
+  reason: Reason,
   amendment: Schema.optionalWith(AnyJson, { default: () => null }),
 }).annotations({ ...strict, identifier: "DecisionRequest" })
 
@@ -197,7 +225,25 @@ export const TaskView = Schema.Struct({
 }).annotations({ identifier: "Task" })
 export type TaskView = typeof TaskView.Type
 
-export const TaskList = Schema.Struct({ items: Schema.Array(TaskView), truncated: Schema.Boolean })
+/**
+ * The one shape of every list route: the items, and whether the limit cut the list. A bare array
+ * cannot say it was cut, so a client reading 50 of 50 could not tell "all" from "the first 50";
+ * each route reads one row past the limit to know.
+ */
+export const Page = <S extends Schema.Schema.Any>(item: S, identifier: string) =>
+  Schema.Struct({ items: Schema.Array(item), truncated: Schema.Boolean }).annotations({ identifier })
+
+/** `rows` read with `limit + 1` as a page of at most `limit`. */
+export const page = <A, B>(
+  rows: ReadonlyArray<A>,
+  limit: number,
+  view: (a: A) => B,
+): { readonly items: ReadonlyArray<B>; readonly truncated: boolean } => ({
+  items: rows.slice(0, limit).map(view),
+  truncated: rows.length > limit,
+})
+
+export const TaskList = Page(TaskView, "TaskPage")
 
 export const CaseView = Schema.Struct({
   id: CaseIdSchema,
@@ -259,6 +305,11 @@ export const DeliveryAnswer = Schema.Struct({
   run: Schema.optional(RunId),
 }).annotations({ identifier: "DeliveryAnswer" })
 export type DeliveryAnswer = typeof DeliveryAnswer.Type
+
+/** A batch of CloudEvents: one answer per event, in the batch's order. */
+export const BatchAnswer = Schema.Struct({ items: Schema.Array(DeliveryAnswer) }).annotations({
+  identifier: "BatchAnswer",
+})
 
 export const DecideAnswer = Schema.Struct({ task: TaskView, delivery: DeliveryAnswer })
 
@@ -322,7 +373,12 @@ export const taskView = (task: Task.Task, actor: string, roles: ReadonlyArray<st
   excludedActors: task.excludedActors,
   createdAt: task.createdAt,
   dueAt: task.dueAt,
-  mayDecide: Task.mayDecide(task, actor, roles),
+  // A decided or expired task, or one another reviewer holds, would refuse the caller's decide
+  // (`NotPending`, `AlreadyClaimed`), so the view says so rather than offering a button that fails.
+  mayDecide:
+    Task.isPending(task.state) &&
+    !(task.state === "claimed" && Option.exists(task.assignee, (holder) => holder !== actor)) &&
+    Task.mayDecide(task, actor, roles),
 })
 
 export const caseView = (kase: Case): CaseView => ({ ...kase })

@@ -181,7 +181,19 @@ for (const backend of Http.backends()) {
             assert.deepStrictEqual(yield* f.inTenant(Effect.flatMap(TaskStore, (s) => s.task(t.id))), Option.some(t))
             assert.deepStrictEqual(
               (yield* retired(f)).map((l) => [l.event.id, l.event.payload]),
-              [["urn:erp\u001Fb-3", "//4A"]],
+              [
+                [
+                  "urn:erp\u001Fb-3",
+                  {
+                    specversion: "1.0",
+                    id: "b-3",
+                    source: "urn:erp",
+                    type: "order.shipped",
+                    datacontenttype: "application/octet-stream",
+                    data_base64: "//4A",
+                  },
+                ],
+              ],
             )
           }),
         ),

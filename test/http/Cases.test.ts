@@ -34,17 +34,17 @@ for (const backend of Http.backends()) {
               }),
             )
             const escalated = yield* f.as("rita").cases.list({ urlParams: {} })
-            assert.deepStrictEqual(
-              escalated.map((c) => c.id),
-              [newer, older],
-            )
+            assert.deepStrictEqual([escalated.items.map((c) => c.id), escalated.truncated], [[newer, older], false])
             const opens = yield* f.as("rita").cases.list({ urlParams: { status: "open", limit: 10 } })
             assert.deepStrictEqual(
-              opens.map((c) => [c.id, c.kind, c.correlation.map(String), c.state, c.version, c.openedAt]),
+              opens.items.map((c) => [c.id, c.kind, c.correlation.map(String), c.state, c.version, c.openedAt]),
               [[open, "claim", ["claim=C-3"], null, 0, 3_000]],
             )
             const raw = yield* f.raw("GET", "/cases?status=open", { as: "rita" })
-            assert.strictEqual((raw.json as Array<{ openedAt: string }>)[0]?.openedAt, "1970-01-01T00:50:00Z")
+            assert.strictEqual(
+              (raw.json as { items: Array<{ openedAt: string }> }).items[0]?.openedAt,
+              "1970-01-01T00:50:00Z",
+            )
           }),
         ),
       )
@@ -119,13 +119,16 @@ for (const backend of Http.backends()) {
             )
             const breached = yield* f.as("rita").cases.obligations({ urlParams: { limit: 10 } })
             assert.deepStrictEqual(
-              breached.map((d) => [d.case, d.name]),
+              breached.items.map((d) => [d.case, d.name]),
               [
                 [kase, "later"],
                 [kase, "late"],
               ],
             )
-            assert.deepStrictEqual(yield* f.as("bob").cases.obligations({ urlParams: {} }), [])
+            assert.deepStrictEqual(yield* f.as("bob").cases.obligations({ urlParams: {} }), {
+              items: [],
+              truncated: false,
+            })
           }),
         ),
       )

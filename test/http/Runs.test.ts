@@ -70,10 +70,15 @@ for (const backend of Http.backends()) {
                 yield* f.runtime.idle
               }
               const listed = yield* f.as("rita").runs.list({ urlParams: { outcome: "succeeded", limit: 10 } })
-              assert.deepStrictEqual(listed, [...finished].reverse())
-              assert.deepStrictEqual(yield* f.as("rita").runs.list({ urlParams: {} }), [])
+              assert.deepStrictEqual(listed, { items: [...finished].reverse(), truncated: false })
+              const one = yield* f.as("rita").runs.list({ urlParams: { outcome: "succeeded", limit: 1 } })
+              assert.deepStrictEqual(one, { items: [...finished].reverse().slice(0, 1), truncated: true })
+              assert.deepStrictEqual(yield* f.as("rita").runs.list({ urlParams: {} }), { items: [], truncated: false })
               // Tenant B sees none of them.
-              assert.deepStrictEqual(yield* f.as("bob").runs.list({ urlParams: { outcome: "succeeded" } }), [])
+              assert.deepStrictEqual(yield* f.as("bob").runs.list({ urlParams: { outcome: "succeeded" } }), {
+                items: [],
+                truncated: false,
+              })
               const bad = yield* f.raw("GET", "/runs?outcome=bogus", { as: "rita" })
               assert.strictEqual(bad.status, 422)
             }),

@@ -215,13 +215,13 @@ for (const backend of Http.backends()) {
             const rita = f.as("rita")
             const listed = yield* rita.cases.list({ urlParams: { status: "escalated", limit: 50 } })
             assert.deepStrictEqual(
-              listed.map((c) => c.id),
+              listed.items.map((c) => c.id),
               [mine],
             )
             assertError(yield* Effect.flip(rita.cases.read({ path: { case: theirs } })), new NotFound({ what: theirs }))
             const breached = yield* rita.cases.obligations({ urlParams: { limit: 50 } })
             assert.deepStrictEqual(
-              breached.map((d) => d.case),
+              breached.items.map((d) => d.case),
               [mine],
             )
             assert.strictEqual((yield* f.as("bob").cases.read({ path: { case: theirs } })).case.id, theirs)
@@ -260,12 +260,12 @@ for (const backend of Http.backends()) {
             }
             const aLetters = yield* f.as("rita").operations.deadLetters({ urlParams: { limit: 50 } })
             assert.deepStrictEqual(
-              aLetters.map((l) => l.event.payload),
+              aLetters.items.map((l) => l.event.payload),
               [{ n: 1 }],
             )
             const bLetters = yield* f.as("bob").operations.deadLetters({ urlParams: { limit: 50 } })
             assert.deepStrictEqual(
-              bLetters.map((l) => l.event.payload),
+              bLetters.items.map((l) => l.event.payload),
               [{ secret: "tenant B" }],
             )
           }),

@@ -24,10 +24,10 @@ export const layer = HttpApiBuilder.group(Api, "cases", (handlers) =>
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:case.list")
-          const rows = yield* cases
-            .byStatus(urlParams.status ?? "escalated", Wire.limitOf(urlParams.limit))
-            .pipe(Guard.asTenant(caller))
-          return rows.map(Wire.caseView)
+          const limit = Wire.limitOf(urlParams.limit)
+          // One row past the limit tells whether the list was cut.
+          const rows = yield* cases.byStatus(urlParams.status ?? "escalated", limit + 1).pipe(Guard.asTenant(caller))
+          return Wire.page(rows, limit, Wire.caseView)
         }),
       )
       .handle("read", ({ path }) =>
@@ -60,8 +60,9 @@ export const layer = HttpApiBuilder.group(Api, "cases", (handlers) =>
       .handle("obligations", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:obligation.list")
-          const rows = yield* cases.breached(Wire.limitOf(urlParams.limit)).pipe(Guard.asTenant(caller))
-          return rows.map(Wire.deadlineView)
+          const limit = Wire.limitOf(urlParams.limit)
+          const rows = yield* cases.breached(limit + 1).pipe(Guard.asTenant(caller))
+          return Wire.page(rows, limit, Wire.deadlineView)
         }),
       )
   }),

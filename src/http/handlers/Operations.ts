@@ -42,8 +42,10 @@ export const layer = HttpApiBuilder.group(Api, "operations", (handlers) =>
       .handle("deadLetters", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:deadletter.list")
-          const rows = yield* events.deadLetters(Wire.limitOf(urlParams.limit)).pipe(Guard.asTenant(caller))
-          return rows.map(Wire.deadLetterView)
+          const limit = Wire.limitOf(urlParams.limit)
+          // One row past the limit tells whether the list was cut.
+          const rows = yield* events.deadLetters(limit + 1).pipe(Guard.asTenant(caller))
+          return Wire.page(rows, limit, Wire.deadLetterView)
         }),
       )
       .handle("census", () =>

@@ -30,7 +30,7 @@ export const layer = HttpApiBuilder.group(Api, "tasks", (handlers) =>
           const limit = Wire.limitOf(urlParams.limit)
           // One row past the limit tells whether the list was cut.
           const rows = yield* tasks.queue(caller.roles, limit + 1).pipe(Guard.asTenant(caller))
-          return { items: rows.slice(0, limit).map(view(caller)), truncated: rows.length > limit }
+          return Wire.page(rows, limit, view(caller))
         }),
       )
       .handle("read", ({ path }) =>
