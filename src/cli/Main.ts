@@ -15,6 +15,7 @@
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
+import * as Drill from "./Drill.js"
 import * as Help from "./Help.js"
 import * as Migrate from "./Migrate.js"
 import * as Report from "./Report.js"
@@ -24,7 +25,7 @@ import * as Sweep from "./Sweep.js"
 import * as TokenDigest from "./TokenDigest.js"
 
 /** The verbs, in the order `agentplane --help` lists them. */
-const verbs = [Serve.command, Sweep.command, Migrate.command, TokenDigest.command, SeedDemo.command] as const
+const verbs = [Serve.command, Sweep.command, Drill.command, Migrate.command, TokenDigest.command, SeedDemo.command] as const
 
 const program: Help.Program = {
   name: "agentplane",
