@@ -215,7 +215,7 @@ export const suite = (backend: Backend.Backend) =>
     )
 
     it.live(
-      "maxTokens below the script's spend stops Exhausted before the call that would pass it; raiseBudget finishes it and the spends add up to the quota's period",
+      "maxTokens below the script's spend stops Exhausted before the call that would pass it; raiseBudget finishes it, the spends add up to the quota's period, and a spent period refuses the next admission",
       () =>
         Effect.gen(function* () {
           const script = yield* ScriptedModel.make([
@@ -226,7 +226,7 @@ export const suite = (backend: Backend.Backend) =>
           const def = asker("agent.budget", "count", 3, Run.budget({ maxTokens: 150 }))
           const quota = new Quota.TenantQuota({
             maxConcurrentRuns: Option.none(),
-            maxTokensPerPeriod: Option.some(1_000_000),
+            maxTokensPerPeriod: Option.some(300),
             maxMinorUnitsPerPeriod: Option.none(),
             period: Quota.DEFAULT_PERIOD,
           })
@@ -258,6 +258,10 @@ export const suite = (backend: Backend.Backend) =>
           const period = Quota.periodKey(quota.period, now as never)
           const spent = yield* Effect.flatMap(QuotaStore, (q) => q.spent(period)).pipe(Effect.provide(backend.layer))
           expect(spent.tokens).toBe(journaled)
+          // The period's 300 tokens are spent: the next admission is refused before anything runs.
+          const refused = yield* Effect.flip(start(def).pipe(Support.on(layer)))
+          expect(refused._tag).toBe("SpentOut")
+          expect(yield* calls(script)).toBe(3)
         }).pipe(Backend.asFreshTenant),
     )
 
