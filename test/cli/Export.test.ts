@@ -1,0 +1,53 @@
+/**
+ * `agentplane export` as a real process on each backend: the file it writes is the export the
+ * library streams, standard output gets the same bytes, a pipe shows no progress, a terminal
+ * shows counts and a rate, and `--quiet` silences it.
+ */
+import { readFileSync } from "node:fs"
+import { Effect } from "effect"
+import { afterAll, describe, it } from "vitest"
+import * as Tenant from "../../src/domain/Tenant.js"
+import * as Cli from "../archive/Cli.js"
+import { as, exportLines, seed } from "../archive/Support.js"
+import { assert } from "../support/Assert.js"
+
+afterAll(Cli.cleanUp)
+
+for (const backend of [Cli.sqlite, Cli.postgres]) {
+  describe(backend.name, () => {
+    it("writes the tenant's export to --out and to standard output, with no progress in a pipe", async () => {
+      const { store, layer, drop } = await backend.make()
+      try {
+        const tenant = Tenant.TenantId.make("acme")
+        await Effect.runPromise(seed(20).pipe(as(tenant), Effect.provide(layer)))
+        const expected = await Effect.runPromise(exportLines.pipe(as(tenant), Effect.provide(layer)))
+        const out = Cli.scratchFile("export.jsonl")
+        const toFile = await Cli.cli(["export", "--store", store, "--tenant", "acme", "--out", out])
+        assert.deepStrictEqual(
+          { code: toFile.code, stdout: toFile.stdout, stderr: toFile.stderr },
+          { code: 0, stdout: "", stderr: "" },
+        )
+        assert.strictEqual(readFileSync(out, "utf8"), `${expected.join("\n")}\n`)
+        const toStdout = await Cli.cli(["export", "--tenant", "acme"], { AGENTPLANE_STORE: store })
+        assert.strictEqual(toStdout.code, 0)
+        assert.strictEqual(toStdout.stdout, `${expected.join("\n")}\n`)
+      } finally {
+        await drop()
+      }
+    })
+  })
+}
+
+describe("progress", () => {
+  it("a terminal sees counts and a rate on standard error; --quiet and a pipe see none", async () => {
+    const { store, layer } = await Cli.sqlite.make()
+    await Effect.runPromise(seed(40).pipe(as(Tenant.DEFAULT), Effect.provide(layer)))
+    const out = Cli.scratchFile("export.jsonl")
+    const shown = await Cli.onTerminal(["export", "--store", store, "--out", out])
+    assert.strictEqual(shown.code, 0)
+    assert.isTrue(/export: 47 records, 2 cases, \d+ records\/s/.test(shown.stdout), JSON.stringify(shown.stdout))
+    const quiet = await Cli.onTerminal(["export", "--store", store, "--out", out, "--quiet"])
+    assert.strictEqual(quiet.code, 0)
+    assert.isFalse(quiet.stdout.includes("records/s"), JSON.stringify(quiet.stdout))
+  })
+})
