@@ -16,16 +16,31 @@ import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
 import * as Drill from "./Drill.js"
+import * as Export from "./Export.js"
+import * as ForgetAdmissions from "./ForgetAdmissions.js"
 import * as Help from "./Help.js"
 import * as Migrate from "./Migrate.js"
 import * as Report from "./Report.js"
+import * as Restore from "./Restore.js"
 import * as SeedDemo from "./SeedDemo.js"
 import * as Serve from "./Serve.js"
 import * as Sweep from "./Sweep.js"
 import * as TokenDigest from "./TokenDigest.js"
+import * as Verify from "./Verify.js"
 
 /** The verbs, in the order `agentplane --help` lists them. */
-const verbs = [Serve.command, Sweep.command, Drill.command, Migrate.command, TokenDigest.command, SeedDemo.command] as const
+const verbs = [
+  Serve.command,
+  Sweep.command,
+  Export.command,
+  Verify.command,
+  Restore.command,
+  Drill.command,
+  ForgetAdmissions.command,
+  Migrate.command,
+  TokenDigest.command,
+  SeedDemo.command,
+] as const
 
 const program: Help.Program = {
   name: "agentplane",
