@@ -8,7 +8,8 @@ import Database from "better-sqlite3"
 import pg from "pg"
 
 export type Row = Record<string, unknown>
-export type Query = (text: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<Row>>
+/** `named`: pg sends it as a named statement, as the store does for that statement (sqlite prepares every one). */
+export type Query = (text: string, params?: ReadonlyArray<unknown>, named?: boolean) => Promise<ReadonlyArray<Row>>
 
 export interface Raw {
   readonly dialect: "pg" | "sqlite"
@@ -37,21 +38,23 @@ export interface PgOptions {
 export const pgRaw = (options: PgOptions): Raw => {
   const pool = new pg.Pool({ connectionString: options.url, max: options.size })
   pool.on("error", () => {})
-  const send = (client: pg.Pool | pg.PoolClient, raw: Raw) => async (text: string, params?: ReadonlyArray<unknown>) => {
-    raw.record?.push(text)
-    const values = params === undefined ? [] : [...params]
-    // As pg and @effect/sql-pg do: no parameters, the simple protocol; otherwise unnamed extended.
-    if (options.prepared === true && values.length > 0) {
-      const result = await client.query({ name: statementName(text), text, values })
+  const send =
+    (client: pg.Pool | pg.PoolClient, raw: Raw) =>
+    async (text: string, params?: ReadonlyArray<unknown>, named?: boolean) => {
+      raw.record?.push(text)
+      const values = params === undefined ? [] : [...params]
+      // As pg and @effect/sql-pg do: no parameters, the simple protocol; otherwise unnamed extended.
+      if ((options.prepared === true || named === true) && values.length > 0) {
+        const result = await client.query({ name: statementName(text), text, values })
+        return result.rows as ReadonlyArray<Row>
+      }
+      const result = await client.query(text, values)
       return result.rows as ReadonlyArray<Row>
     }
-    const result = await client.query(text, values)
-    return result.rows as ReadonlyArray<Row>
-  }
   const raw: Raw = {
     dialect: "pg",
     record: undefined,
-    query: (text, params) => send(pool, raw)(text, params),
+    query: (text, params, named) => send(pool, raw)(text, params, named),
     tx: async (f) => {
       const client = await pool.connect()
       const q = send(client, raw)

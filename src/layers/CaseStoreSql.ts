@@ -1,6 +1,7 @@
 /**
- * CaseStore over `SqlClient`: one implementation for PostgreSQL and SQLite. The statements are
- * the same text on both; the two races that need a lock take it through `Dialect.write`.
+ * CaseStore over `SqlClient`: one implementation for PostgreSQL and SQLite, the statement texts
+ * shared, their differences `Dialect`'s. Opening a case is settled by the open-key index on pg
+ * and by the write lock on sqlite; closing and attaching lock the case row (`Dialect.write`).
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
@@ -16,10 +17,8 @@ import * as Time from "../domain/Time.js"
 import { Backend, CaseConflict, ImportRefused, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { Count, DigestBytes, decodeRows, digestParam, Int8, JsonText } from "./internal/Columns.js"
+import * as Dialect from "./internal/Dialect.js"
 import * as Sql from "./internal/Sql.js"
-
-/** How often an attach may lose the position race before it reports the collision (§5.1). */
-const ATTACH_ATTEMPTS = 8
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -27,22 +26,112 @@ export const make = Effect.gen(function* () {
 
   // internal: statements shared by several verbs
 
+  /** The open holders of `n` keys: one statement text per key count, compiled once. */
+  const holdersOf = memo((n: number) =>
+    dialect.query(HolderRow, "case_correlation", { named: true })(
+      ...Dialect.parts([
+        "SELECT case_id, namespace, value FROM case_correlation WHERE tenant = ",
+        0,
+        " AND open AND ",
+        ...keyMatch(n),
+      ]),
+    ),
+  )
+
   /** The open cases holding any of `keys`, answered in the caller's key order. */
   const lookup = (tenant: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
-    Effect.gen(function* () {
-      if (keys.length === 0) return Option.none<CaseId>()
-      const rows = yield* sql`
-        SELECT case_id, namespace, value FROM case_correlation
-         WHERE tenant = ${tenant} AND open
-           AND ${sql.or(keys.map((k) => sql`(namespace = ${k.namespace} AND value = ${k.value})`))}`.pipe(
-        Effect.flatMap(decodeRows(HolderRow, "case_correlation")),
+    keys.length === 0
+      ? Effect.succeed(Option.none<CaseId>())
+      : Effect.map(holdersOf(keys.length)(tenant, ...keys.flatMap((k) => [k.namespace, k.value])), (rows) => {
+          for (const key of keys) {
+            const hit = rows.find((r) => r.namespace === key.namespace && r.value === key.value)
+            if (hit !== undefined) return Option.some(hit.case_id)
+          }
+          return Option.none<CaseId>()
+        })
+
+  const insertCase = dialect.command({ named: true })`
+    INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at)
+    VALUES (${0}, ${1}, ${2}, 'open', 'null', 0, ${3})`
+
+  /**
+   * pg: a new case and its keys in one statement, written only if none of the keys is held as
+   * the statement's snapshot sees them. Two openers of one key both see it free; the open-key
+   * index `case_correlation_open` lets one commit and fails the other's whole statement (its
+   * case row included, so no case is left without its keys). The keys' foreign-key check runs
+   * at the statement's end, when the case row it names is there.
+   */
+  const openAtOnce = memo((n: number) =>
+    dialect.query(OpenedRow, "cases", { named: true })(
+      ...Dialect.parts([
+        "WITH held AS (SELECT case_id FROM case_correlation WHERE tenant = ",
+        0,
+        " AND open AND ",
+        ...keyMatch(n),
+        " LIMIT 1), opened AS (INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at) SELECT ",
+        0,
+        ", ",
+        2 * n + 1,
+        ", ",
+        2 * n + 2,
+        ", 'open', 'null', 0, CAST(",
+        2 * n + 3,
+        " AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM held) RETURNING case_id), keyed AS (INSERT INTO case_correlation (tenant, case_id, namespace, value) SELECT ",
+        0,
+        ", opened.case_id, k.namespace, k.value FROM opened, (VALUES ",
+        ...Array.from({ length: n }, (_, i) => [i === 0 ? "(" : ", (", 1 + 2 * i, ", ", 2 + 2 * i, ")"]).flat(),
+        ") AS k (namespace, value) RETURNING case_id) SELECT (SELECT case_id FROM held) AS held, (SELECT case_id FROM keyed LIMIT 1) AS opened",
+      ]),
+    ),
+  )
+
+  /**
+   * One attempt to open a case for `keys`: the case, or none when a concurrent opener of one of
+   * the keys won (the caller looks again). sqlite: lookup and inserts under the write lock, which
+   * no other opener can hold meanwhile, so nothing collides.
+   */
+  const openCase = (tenant: string, kind: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>, at: number) => {
+    const id = generateCaseId()
+    const opened = Option.some(Correlation.Opened({ case: id }))
+    if (dialect.writableCte && keys.length > 0) {
+      return openAtOnce(keys.length)(tenant, ...keys.flatMap((k) => [k.namespace, k.value]), id, kind, at).pipe(
+        Effect.map(([row]) => (row?.opened === id ? opened : Option.none<Correlation>())),
+        Sql.catchSql(Sql.isUniqueViolation, () => Effect.succeed(Option.none<Correlation>())),
       )
-      for (const key of keys) {
-        const hit = rows.find((r) => r.namespace === key.namespace && r.value === key.value)
-        if (hit !== undefined) return Option.some(hit.case_id)
-      }
-      return Option.none<CaseId>()
-    })
+    }
+    return dialect.write(
+      Effect.gen(function* () {
+        const held = yield* lookup(tenant, keys)
+        if (Option.isSome(held)) return Option.some(Correlation.Attached({ case: held.value }))
+        yield* insertCase(tenant, id, kind, at)
+        if (keys.length > 0) {
+          yield* sql`INSERT INTO case_correlation ${sql.insert(
+            keys.map((k) => ({ tenant, case_id: id, namespace: k.namespace, value: k.value })),
+          )}`
+        }
+        return opened
+      }),
+    )
+  }
+
+  const putVersion = dialect.command({ named: true })`
+    UPDATE cases SET state = ${0}, version = ${1}
+     WHERE tenant = ${2} AND case_id = ${3} AND version = ${4}
+    RETURNING version`
+
+  const nextOf = dialect.query(NextRow, "cases", { named: true })`
+    SELECT runs_next FROM cases WHERE tenant = ${0} AND case_id = ${1} ${dialect.forUpdate}`
+
+  const placeRun = dialect.query(SeqRow, "case_runs", { named: true })`
+    INSERT INTO case_runs (tenant, case_id, run_id, seq) VALUES (${0}, ${1}, ${2}, ${3})
+    ON CONFLICT (tenant, case_id, run_id) DO NOTHING
+    RETURNING seq`
+
+  const bumpNext = dialect.command({ named: true })`
+    UPDATE cases SET runs_next = ${0} WHERE tenant = ${1} AND case_id = ${2} RETURNING runs_next`
+
+  const versionOf = dialect.query(VersionRow, "cases", { named: true })`
+    SELECT version FROM cases WHERE tenant = ${0} AND case_id = ${1}`
 
   /** Assembles cases from their rows, keeping the order of `rows`: three statements for a whole page. */
   const assemble = (tenant: string, rows: ReadonlyArray<typeof CaseRow.Type>) =>
@@ -133,53 +222,31 @@ export const make = Effect.gen(function* () {
     }).pipe(Sql.orBackend)
 
   return CaseStore.of({
-    correlate: (keys) =>
-      Effect.gen(function* () {
-        return yield* lookup(yield* Tenant, keys)
-      }).pipe(Sql.orBackend),
+    correlate: Sql.verb((tenant, keys: ReadonlyArray<CorrelationKey.CorrelationKey>) => lookup(tenant, keys)),
 
-    correlateOrOpen: (kind, offered, at) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // A key offered twice is one key; inserted twice it would trip the primary key and
-        // look like a lost race.
-        const keys = CorrelationKey.dedupe(offered)
-        // pg: lookup and insert in one transaction on one connection; two openers both miss, both
-        // insert, and `case_correlation_open` lets one commit. The loser's whole attempt rolls back
-        // (a case without its keys would be unreachable) and the next attempt finds the winner.
-        // sqlite: the write lock is held from the lookup on, so the insert cannot collide.
-        const attempt = dialect
-          .write(
-            Effect.gen(function* () {
-              const held = yield* lookup(tenant, keys)
-              if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
-              const id = generateCaseId()
-              yield* sql`
-              INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at)
-              VALUES (${tenant}, ${id}, ${kind}, 'open', 'null', 0, ${at})`
-              if (keys.length > 0) {
-                yield* sql`INSERT INTO case_correlation ${sql.insert(
-                  keys.map((k) => ({ tenant, case_id: id, namespace: k.namespace, value: k.value })),
-                )}`
-              }
-              return Correlation.Opened({ case: id })
-            }),
-          )
-          .pipe(
-            Effect.map(Option.some),
-            Sql.catchSql(Sql.isUniqueViolation, () => Effect.succeed(Option.none<Correlation>())),
-          )
-        for (let i = 0; i < 2; i++) {
-          const result = yield* attempt
-          if (Option.isSome(result)) return result.value
-        }
-        // Lost twice: someone is opening and closing this key as fast as we can look.
-        const held = yield* lookup(tenant, keys)
-        if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
-        return yield* new Backend({
-          detail: `could not open or attach a case for ${keys.join(", ")}: the key is being opened and closed concurrently`,
-        })
-      }).pipe(Sql.orBackend),
+    correlateOrOpen: Sql.verb(
+      (tenant, kind: string, offered: ReadonlyArray<CorrelationKey.CorrelationKey>, at: Time.Timestamp) =>
+        Effect.gen(function* () {
+          // A key offered twice is one key; inserted twice it would trip the primary key and
+          // look like a lost race.
+          const keys = CorrelationKey.dedupe(offered)
+          for (let i = 0; i < 2; i++) {
+            // A held key needs no write transaction: attaching writes nothing, and the holder a
+            // transaction would read is the one this plain read sees (pg read committed locks no
+            // row for a read; sqlite reads the last commit either way).
+            const held = yield* lookup(tenant, keys)
+            if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
+            const result = yield* openCase(tenant, kind, keys, at)
+            if (Option.isSome(result)) return result.value
+          }
+          // Lost twice: someone is opening and closing this key as fast as we can look.
+          const held = yield* lookup(tenant, keys)
+          if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
+          return yield* new Backend({
+            detail: `could not open or attach a case for ${keys.join(", ")}: the key is being opened and closed concurrently`,
+          })
+        }),
+    ),
 
     case: (id) => Effect.map(readCases(sql`case_id = ${id}`, "case_id", 1), (found) => Option.fromNullable(found[0])),
 
@@ -263,46 +330,24 @@ export const make = Effect.gen(function* () {
           )
       }).pipe(Sql.orBackend),
 
-    attachRun: (kase, run) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // The position is read from the case row under its lock (pg `FOR UPDATE`, SQLite's write
-        // lock), so attaches to one case queue and never compute the same one. `case_runs_order`
-        // stays the last line: a collision there is a unique violation, retried here; the ON
-        // CONFLICT names the primary key only, so it absorbs nothing but the repeat attach.
-        const attempt = dialect
-          .write(
-            Effect.gen(function* () {
-              const found = yield* sql`
-              SELECT runs_next FROM cases WHERE tenant = ${tenant} AND case_id = ${kase}
-              ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(NextRow, "cases")))
-              const next = found[0]?.runs_next
-              if (next === undefined) return yield* new NotFound({ what: kase })
-              // `runs_next` is the position to hand out: every insert path keeps it past MAX(seq),
-              // and it remembers positions a detached run spent, which MAX + 1 alone forgets.
-              const placed = yield* sql`
-              INSERT INTO case_runs (tenant, case_id, run_id, seq)
-              VALUES (${tenant}, ${kase}, ${run}, ${next})
-              ON CONFLICT (tenant, case_id, run_id) DO NOTHING
-              RETURNING seq`.pipe(Effect.flatMap(decodeRows(SeqRow, "case_runs")))
-              const seq = placed[0]?.seq
-              if (seq !== undefined) {
-                yield* sql`UPDATE cases SET runs_next = ${seq + 1} WHERE tenant = ${tenant} AND case_id = ${kase}`
-              }
-            }),
-          )
-          .pipe(
-            Effect.as(false),
-            Sql.catchSql(Sql.isUniqueViolation, () => Effect.succeed(true)),
-          )
-        for (let i = 0; i < ATTACH_ATTEMPTS; i++) {
-          const lost = yield* attempt
-          if (!lost) return
-        }
-        return yield* new Backend({
-          detail: `could not attach run ${run} to case ${kase}: its position was taken concurrently ${ATTACH_ATTEMPTS} times`,
-        })
-      }).pipe(Sql.orBackend),
+    attachRun: Sql.verb((tenant, kase: CaseId, run: RunId) =>
+      // The position is read from the case row under its lock (pg `FOR UPDATE`, sqlite's write
+      // lock), so attaches to one case queue and never compute the same one: no retry is needed.
+      // `case_runs_order` stays the last line, and a collision there would be `Backend`; the ON
+      // CONFLICT names the primary key only, so it absorbs nothing but the repeat attach.
+      dialect.write(
+        Effect.gen(function* () {
+          const [found] = yield* nextOf(tenant, kase)
+          if (found === undefined) return yield* new NotFound({ what: kase })
+          // `runs_next` is the position to hand out: every insert path keeps it past MAX(seq),
+          // and it remembers positions a detached run spent, which MAX + 1 alone forgets.
+          const [placed] = yield* placeRun(tenant, kase, run, found.runs_next)
+          if (placed !== undefined && (yield* bumpNext(placed.seq + 1, tenant, kase)) === 0) {
+            return yield* new Backend({ detail: `the position of case ${kase} was not written` })
+          }
+        }),
+      ),
+    ),
 
     detachRun: (kase, run) =>
       Effect.gen(function* () {
@@ -333,26 +378,19 @@ export const make = Effect.gen(function* () {
         return rows.map((r) => r.digest)
       }).pipe(Sql.orBackend),
 
-    putState: (kase, expected, state) =>
+    putState: Sql.verb((tenant, kase: CaseId, expected: CaseVersion, state: Json.Json) =>
       Effect.gen(function* () {
-        const tenant = yield* Tenant
         const text = yield* encodeJson(state)
         const next = CaseVersion.make(expected + 1)
         // The version check is part of the write: of N writers holding one version, one matches.
-        const written = yield* sql`
-          UPDATE cases SET state = ${text}, version = ${next}
-           WHERE tenant = ${tenant} AND case_id = ${kase} AND version = ${expected}
-          RETURNING version`
-        if (written.length > 0) return next
+        if ((yield* putVersion(text, next, tenant, kase, expected)) > 0) return next
         // Tell "gone" from "moved on": a missing case reported as a conflict sends the caller
         // into a re-read loop against nothing.
-        const [current] = yield* sql`
-          SELECT version FROM cases WHERE tenant = ${tenant} AND case_id = ${kase}`.pipe(
-          Effect.flatMap(decodeRows(VersionRow, "cases")),
-        )
+        const [current] = yield* versionOf(tenant, kase)
         if (current === undefined) return yield* new NotFound({ what: kase })
         return yield* new CaseConflict({ case: kase, expected, current: current.version })
-      }).pipe(Sql.orBackend),
+      }),
+    ),
 
     setStatus: (kase, status) =>
       status === "closed"
@@ -453,6 +491,26 @@ export const layer: Layer.Layer<CaseStore, never, SqlClient.SqlClient> = Layer.e
 // internal
 
 const HolderRow = Schema.Struct({ case_id: CaseId, namespace: Schema.String, value: Schema.String })
+const OpenedRow = Schema.Struct({ held: Schema.NullOr(CaseId), opened: Schema.NullOr(CaseId) })
+
+/** `(namespace = ? AND value = ?)` for each of `n` keys, their parameters from 1 on, joined by OR. */
+const keyMatch = (n: number): ReadonlyArray<string | number> => {
+  const each = Array.from({ length: n }, (_, i) => ["(namespace = ", 1 + 2 * i, " AND value = ", 2 + 2 * i, ")"])
+  return n === 1 ? (each[0] ?? []) : ["(", ...each.flatMap((e, i) => (i === 0 ? e : [" OR ", ...e])), ")"]
+}
+
+/** `f` computed once per argument: the statements built per key count. */
+const memo = <A>(f: (n: number) => A) => {
+  const built = new Map<number, A>()
+  return (n: number): A => {
+    let a = built.get(n)
+    if (a === undefined) {
+      a = f(n)
+      built.set(n, a)
+    }
+    return a
+  }
+}
 const RunRow = Schema.Struct({ case_id: CaseId, run_id: RunId })
 const NextRow = Schema.Struct({ runs_next: Int8 })
 const SeqRow = Schema.Struct({ seq: Int8 })

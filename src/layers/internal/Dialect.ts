@@ -52,9 +52,14 @@ export interface Dialect {
     schema: Schema.Schema<A, I>,
     what: string,
     options?: Options,
-  ) => (strings: TemplateStringsArray, ...holes: ReadonlyArray<Hole>) => Query<A>
+  ) => (strings: ReadonlyArray<string>, ...holes: ReadonlyArray<Hole>) => Query<A>
   /** A statement whose rows are only counted. */
-  readonly command: (options?: Options) => (strings: TemplateStringsArray, ...holes: ReadonlyArray<Hole>) => Command
+  readonly command: (options?: Options) => (strings: ReadonlyArray<string>, ...holes: ReadonlyArray<Hole>) => Command
+  /**
+   * pg: a statement may write inside WITH, so a read, its guarded insert and the insert's
+   * children go in one round trip; sqlite: WITH holds SELECTs only, so they go in a transaction.
+   */
+  readonly writableCte: boolean
   /** pg: `FOR UPDATE` on a read inside `write`; sqlite: empty, the write lock is already held. */
   readonly forUpdate: string
   /**
@@ -85,6 +90,23 @@ export interface Dialect {
    * double) is capped instead; below the cap every partial sum is an exact integer.
    */
   readonly cappedSum: (column: "tokens" | "minor") => string
+}
+
+/**
+ * A statement built piece by piece (an IN list of some length): strings are text, numbers are
+ * parameter holes, as arguments for `query(…)` or `command(…)`.
+ */
+export const parts = (pieces: ReadonlyArray<string | number>): [ReadonlyArray<string>, ...Array<Hole>] => {
+  const strings: Array<string> = [""]
+  const holes: Array<Hole> = []
+  for (const piece of pieces) {
+    if (typeof piece === "string") strings[strings.length - 1] += piece
+    else {
+      holes.push(piece)
+      strings.push("")
+    }
+  }
+  return [strings, ...holes]
 }
 
 /** Written as a literal: better-sqlite3 may bind a large number as a REAL. */
@@ -124,7 +146,7 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
       return PgDriver.isLean(conn) ? conn.lean(text, params, named) : conn.execute(text, params, undefined)
     })
 
-  const compile = (strings: TemplateStringsArray, holes: ReadonlyArray<Hole>, named: boolean) => {
+  const compile = (strings: ReadonlyArray<string>, holes: ReadonlyArray<Hole>, named: boolean) => {
     let text = strings[0] ?? ""
     const order: Array<number> = []
     holes.forEach((hole, i) => {
@@ -180,6 +202,7 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
           )
       },
     command,
+    writableCte: pg,
     forUpdate: pg ? "FOR UPDATE" : "",
     now: pg ? "CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT)" : "CAST(strftime('%s', 'now') AS INTEGER)",
     least: pg ? "LEAST" : "MIN",
