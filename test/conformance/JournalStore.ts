@@ -6,6 +6,7 @@ import { Option } from "effect"
 import { type Backend, battery } from "../support/Backend.js"
 import { append } from "./journal/Append.js"
 import { damage } from "./journal/Damage.js"
+import { imports } from "./journal/Import.js"
 import { indexes } from "./journal/Indexes.js"
 import { leases } from "./journal/Leases.js"
 import { races } from "./journal/Races.js"
@@ -17,6 +18,7 @@ export const suite = (backend: Backend) =>
       append(test)
       leases(test)
       indexes(test, sql, backend)
+      imports(test)
       // Tampering is planted with raw SQL, so only a backend with rows to tamper with has these.
       if (Option.isSome(sql)) damage(sql.value)
       races(test, backend)
