@@ -8,8 +8,11 @@
 import { Command, Options } from "@effect/cli"
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
+import * as Digest from "../domain/Digest.js"
 import * as Credentials from "../http/Credentials.js"
 import * as Policy from "../http/Policy.js"
+import * as Readiness from "../http/Readiness.js"
+import * as RequestLog from "../http/RequestLog.js"
 import * as Server from "../http/Server.js"
 import * as Sweeper from "../runtime/Sweeper.js"
 import * as Address from "./Address.js"
@@ -21,14 +24,14 @@ import * as Sweep from "./Sweep.js"
 export class StartRefused extends Schema.TaggedError<StartRefused>()("StartRefused", { message: Schema.String }) {}
 
 const addr = Options.text("addr").pipe(
-  Options.withDescription(`host:port to listen on (env AGENTPLANE_ADDR)`),
+  Options.withDescription(`host:port to listen on (env AGENTPLANE_ADDR); default ${Address.DEFAULT}`),
   Options.withFallbackConfig(Config.string("AGENTPLANE_ADDR")),
   Options.withDefault(Address.DEFAULT),
 )
 
 const tokens = Options.text("tokens").pipe(
   Options.withDescription(
-    "credential table: JSON array of {digest, tenant, actor, roles} (env AGENTPLANE_TOKENS; or the JSON itself in AGENTPLANE_TOKENS_JSON)",
+    "required: the credential table, a JSON array of {digest, tenant, actor, roles} (env AGENTPLANE_TOKENS; or the JSON itself in AGENTPLANE_TOKENS_JSON)",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_TOKENS")),
   Options.optional,
@@ -36,15 +39,31 @@ const tokens = Options.text("tokens").pipe(
 
 const policy = Options.text("policy").pipe(
   Options.withDescription(
-    'policy: {"allow": [{"action", "roles"}]} (env AGENTPLANE_POLICY; or the JSON itself in AGENTPLANE_POLICY_JSON)',
+    'required: the policy, {"allow": [{"action", "roles"}]} (env AGENTPLANE_POLICY; or the JSON itself in AGENTPLANE_POLICY_JSON)',
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_POLICY")),
   Options.optional,
 )
 
+const logLevel = Options.choice("log-level", RequestLog.Level.literals).pipe(
+  Options.withDescription(
+    "lowest level of the JSON log lines written to standard output (env AGENTPLANE_LOG_LEVEL; default info)",
+  ),
+  Options.withFallbackConfig(Config.literal(...RequestLog.Level.literals)("AGENTPLANE_LOG_LEVEL")),
+  Options.withDefault(RequestLog.DEFAULT_LEVEL),
+)
+
+const metricsTokenDigest = Options.text("metrics-token-digest").pipe(
+  Options.withDescription(
+    "SHA-256 digest (`agentplane token-digest`) of the operator's scrape token, the only credential /metrics takes; several comma-separated (env AGENTPLANE_METRICS_TOKEN_DIGEST; absent: nobody may scrape)",
+  ),
+  Options.withFallbackConfig(Config.string("AGENTPLANE_METRICS_TOKEN_DIGEST")),
+  Options.optional,
+)
+
 const sweepEvery = Options.integer("sweep-every").pipe(
   Options.withDescription(
-    "sweep every tenant of the credential table every <secs> seconds (env AGENTPLANE_SWEEP_EVERY; 0 or absent: sweeping is scheduled outside, e.g. `agentplane sweep` from cron)",
+    "sweep every tenant of the credential table every <secs> seconds (env AGENTPLANE_SWEEP_EVERY); default 0: sweeping is scheduled outside, e.g. `agentplane sweep` from cron",
   ),
   Options.withFallbackConfig(Config.integer("AGENTPLANE_SWEEP_EVERY")),
   Options.withDefault(0),
@@ -64,6 +83,10 @@ export interface ServeOptions {
   readonly runs?: Option.Option<string>
   /** `--lease-ttl`: the runtime's lease TTL in seconds; absent, the runtime's default. */
   readonly leaseTtl?: Option.Option<number>
+  /** `--log-level`; default `info`. */
+  readonly logLevel?: RequestLog.Level
+  /** `--metrics-token-digest`: comma-separated digests of the scrape tokens; absent, nobody may scrape. */
+  readonly metricsTokenDigest?: Option.Option<string>
 }
 
 /**
@@ -133,12 +156,17 @@ export const layer = (options: ServeOptions) =>
     // for it (`buffered`) for a process that registers it, and the sweeper's wake of such a run
     // counts as a wake failure.
     const runs = yield* Definitions.fromOption(options.runs ?? Option.none())
+    const scrapeDigests = yield* parseDigests(options.metricsTokenDigest ?? Option.none())
     yield* Address.probe(address)
     const server = Server.layer({
       ...address,
       definitions: runs.register,
       startable: runs.startable,
       ...(leaseTtlSecs === undefined ? {} : { runtime: { leaseTtlSecs } }),
+      // The probe opens its own connection to the same store (`Readiness.ts`).
+      readiness: Store.isPostgres(store) ? Readiness.layerPg(store) : Readiness.layerSqlite(store),
+      scrapeDigests,
+      metricTenant: options.metricTenant ?? false,
     }).pipe(
       Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
       Layer.provideMerge(Store.layer(store, options.timeouts)),
@@ -181,7 +209,27 @@ export const serve = (options: ServeOptions) =>
       // Runs once the layer's scope has closed: the listener, then the store.
       Effect.onInterrupt(() => Console.log("agentplane stopped")),
     ),
+  ).pipe(
+    // Around the whole server, so that every fiber it forks (requests, sweeps) logs as JSON lines.
+    Effect.provide(RequestLog.layerLogger({ level: options.logLevel ?? RequestLog.DEFAULT_LEVEL })),
   )
+
+/** `--metrics-token-digest`'s comma-separated digests, each 64 lowercase hex digits. */
+const parseDigests = (value: Option.Option<string>): Effect.Effect<ReadonlyArray<Digest.Digest>, StartRefused> =>
+  Option.match(value, {
+    onNone: () => Effect.succeed([]),
+    onSome: (text) =>
+      Effect.forEach(text.split(","), (part) =>
+        Schema.decodeUnknown(Digest.Digest)(part.trim()).pipe(
+          Effect.mapError(
+            () =>
+              new StartRefused({
+                message: `--metrics-token-digest: ${JSON.stringify(part.trim()).slice(0, 80)} is not a SHA-256 digest (64 lowercase hex digits; make one with agentplane token-digest)`,
+              }),
+          ),
+        ),
+      ),
+  })
 
 export const command = Command.make(
   "serve",
@@ -196,6 +244,8 @@ export const command = Command.make(
     timeouts: Store.timeoutOptions,
     runs: Definitions.option,
     leaseTtl: Definitions.leaseTtl,
+    logLevel,
+    metricsTokenDigest,
   },
   serve,
 ).pipe(Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"))

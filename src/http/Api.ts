@@ -21,6 +21,8 @@ import { Authentication } from "./Authentication.js"
 import { AuthorizerUnavailable, Forbidden } from "./Authorizer.js"
 import * as CloudEvents from "./CloudEvents.js"
 import * as Metrics from "./Metrics.js"
+import * as Readiness from "./Readiness.js"
+import * as Scrape from "./Scrape.js"
 import * as Unavailable from "./Unavailable.js"
 import * as Wire from "./Wire.js"
 
@@ -85,13 +87,29 @@ export class AdmissionRefused extends Schema.TaggedError<AdmissionRefused>()(
   HttpApiSchema.annotations({ status: 429 }),
 ) {}
 
+// Liveness and readiness are public (a load balancer has no credential); the metrics page is
+// the deployment operator's and takes the scrape credential, never a tenant's (`Scrape.ts`).
 export class Health extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("healthz", "/healthz")
       .addSuccess(Wire.Health)
       .annotate(OpenApi.Summary, "Liveness: the process answers (touches no store)"),
   )
-  .annotate(OpenApi.Description, "Liveness; public.") {}
+  .add(
+    HttpApiEndpoint.get("readyz", "/readyz")
+      .addSuccess(Readiness.Ready)
+      .addError(Readiness.NotReady)
+      .annotate(OpenApi.Summary, "Readiness: the store answers within a short timeout"),
+  )
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(
+        Wire.PrometheusText.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Metrics.CONTENT_TYPE })),
+      )
+      .middleware(Scrape.ScrapeAuthentication)
+      .annotate(OpenApi.Summary, "Prometheus metrics (the scrape credential)"),
+  )
+  .annotate(OpenApi.Description, "Liveness and readiness (public); the metrics page (scrape credential).") {}
 
 export class Events extends HttpApiGroup.make("events")
   .add(
@@ -277,13 +295,6 @@ export class Operations extends HttpApiGroup.make("operations")
     HttpApiEndpoint.get("census", "/census")
       .addSuccess(Wire.Census)
       .annotate(OpenApi.Summary, "The tenant's gauges and emergency stop"),
-  )
-  .add(
-    HttpApiEndpoint.get("metrics", "/metrics")
-      .addSuccess(
-        Wire.PrometheusText.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Metrics.CONTENT_TYPE })),
-      )
-      .annotate(OpenApi.Summary, "Prometheus metrics"),
   )
   .addError(Authorized)
   .addError(Unavailable.Unavailable)

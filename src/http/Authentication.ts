@@ -1,11 +1,13 @@
 /**
  * Bearer authentication (§8.1): every endpoint of the API carries this middleware, which turns the
- * credential into the request's `CurrentCaller` or answers 401.
+ * credential into the request's `CurrentCaller` (recorded for the request log too) or answers 401,
+ * which the request log sends with `WWW-Authenticate: Bearer`.
  */
 import { HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { CurrentCaller } from "./Caller.js"
 import { Credentials } from "./Credentials.js"
+import * as SeenCaller from "./SeenCaller.js"
 
 /** No credential, or one the credential table does not know. */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
@@ -39,6 +41,7 @@ export const layer: Layer.Layer<Authentication, never, Credentials> = Layer.effe
           }
           const caller = yield* credentials.lookup(token)
           if (Option.isNone(caller)) return yield* new Unauthorized({ message: "unknown credential" })
+          yield* SeenCaller.seen(caller.value)
           return caller.value
         }),
     }),

@@ -11,11 +11,12 @@
  * duplicated key, a lone surrogate or too deep a nesting are 422.
  */
 import { createServer } from "node:http"
-import { HttpApiBuilder, HttpApiScalar, type HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
 import * as Calendar from "../domain/Calendar.js"
+import type * as Digest from "../domain/Digest.js"
 import * as RunDefinition from "../runtime/RunDefinition.js"
 import * as Runtime from "../runtime/Runtime.js"
 import type * as Stores from "../services/Stores.js"
@@ -31,7 +32,10 @@ import * as Health from "./handlers/Health.js"
 import * as Operations from "./handlers/Operations.js"
 import * as Runs from "./handlers/Runs.js"
 import * as Tasks from "./handlers/Tasks.js"
-import * as Metrics from "./Metrics.js"
+import type * as Readiness from "./Readiness.js"
+import * as RequestLog from "./RequestLog.js"
+import * as Routes from "./Routes.js"
+import * as Scrape from "./Scrape.js"
 
 export interface Options {
   /** The interface to listen on, e.g. `127.0.0.1`. */
@@ -48,6 +52,15 @@ export interface Options {
   readonly startable?: ReadonlyArray<RunDefinition.Any>
   /** The runtime's options (lease owner, TTL, `wakeConcurrency` for runs resumed in the background). */
   readonly runtime?: Runtime.Options
+  /**
+   * What `GET /readyz` probes: `Readiness.layerSqlite(file)` or `Readiness.layerPg(url)` for the
+   * store the server runs on. Required, so that no server answers "ready" without having looked.
+   */
+  readonly readiness: Layer.Layer<Readiness.Readiness>
+  /** Digests of the scrape tokens `/metrics` takes (`Scrape.ts`); default none, and nobody may scrape. */
+  readonly scrapeDigests?: ReadonlyArray<Digest.Digest>
+  /** Label the metrics by tenant (the census gauges and the request counter); default off. */
+  readonly metricTenant?: boolean
 }
 
 /** Every group's handlers. */
@@ -61,8 +74,11 @@ export const handlers = Layer.mergeAll(
   Admin.layer,
 )
 
-/** The API with its handlers, authenticated from the credential table. */
-export const api = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(Authentication.layer))
+/** The API with its handlers, authenticated from the credential table (`/metrics` by the scrape credential). */
+export const api = HttpApiBuilder.api(Api).pipe(
+  Layer.provide(handlers),
+  Layer.provide(Layer.merge(Authentication.layer, Scrape.layer)),
+)
 
 /** §8.2's refusals for what the platform answers otherwise; see the module comment. */
 export const refusals = HttpApiBuilder.middleware(Api, (app) =>
@@ -92,13 +108,35 @@ export const layerWith = (
   HttpServerError.ServeError,
   Stores.Stores | Credentials | Authorizer | Runtime.Runtime
 > =>
-  HttpApiBuilder.serve(Metrics.countRequests).pipe(
-    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-    Layer.provide(refusals),
-    Layer.provide(Layer.provide(api, Layer.succeed(Runs.Startable, Runs.startable(options.startable ?? [])))),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
-  )
+  // `HttpApiBuilder.serve(middleware)` would apply the request log after the platform has sent
+  // the response, too late to answer 404/405 or add headers, so the app is wrapped here instead.
+  HttpApiBuilder.httpApp
+    .pipe(
+      Effect.map((app) =>
+        HttpServer.serve(RequestLog.middleware({ metricTenant: options.metricTenant ?? false })(app)),
+      ),
+      Layer.unwrapEffect,
+      Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
+    )
+    .pipe(
+      Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+      Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+      Layer.provide(refusals),
+      Layer.provide(
+        Layer.provide(
+          api,
+          Layer.mergeAll(
+            Layer.succeed(Runs.Startable, Runs.startable(options.startable ?? [])),
+            options.readiness,
+            Scrape.layerDigests(options.scrapeDigests ?? []),
+            Layer.succeed(Health.MetricTenant, options.metricTenant ?? false),
+          ),
+        ),
+      ),
+      // Read when the router is built, so it must be in place before `serve` builds the app.
+      Layer.provide(Routes.layerRouterConfig),
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
+    )
 
 /**
  * The runtime a server drives: over the stores, with the wall clock's calendar and the

@@ -1,7 +1,8 @@
 /**
  * §10's census gauges on each backend: a sweep tick sets them from its report's census, with a
- * `tenant` dimension only when asked; `/metrics` shows the caller's own census and never the
- * registry's gauges, which may hold another tenant's numbers or name it.
+ * `tenant` dimension only when asked; `/metrics` (the scrape credential's) reads the census of
+ * every tenant at scrape time and never shows the registry's gauges, which hold the tenant swept
+ * last or name tenants.
  */
 import { describe, layer } from "@effect/vitest"
 import { Effect, Metric, Option } from "effect"
@@ -48,12 +49,13 @@ for (const backend of Http.backends()) {
               oldest,
               Option.getOrElse(b.census.oldestCaseAgeSecs, () => -1),
             )
-            // The page: tenant A's caller sees its own two cases, no tenant label, no B.
-            const page = yield* f.raw("GET", "/metrics", { as: "rita" })
+            // The page is read at scrape time, not from the registry's gauges: every tenant of the
+            // credential table summed (2 + 1), no tenant label, whichever tenant was swept last.
+            const page = yield* f.raw("GET", "/metrics", { headers: { authorization: `Bearer ${f.scrapeToken}` } })
             assert.strictEqual(page.status, 200)
             const lines = page.text.split("\n").filter((l) => l.startsWith("agentplane_cases_open"))
-            assert.deepStrictEqual(lines, ["agentplane_cases_open 2"])
-            assert.isFalse(page.text.includes(f.otherTenant))
+            assert.deepStrictEqual(lines, ["agentplane_cases_open 3"])
+            assert.isFalse(page.text.includes(f.otherTenant) || page.text.includes(f.tenant))
           }),
         ),
       )

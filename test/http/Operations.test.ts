@@ -72,16 +72,19 @@ for (const backend of Http.backends()) {
             yield* f.inTenant(Effect.flatMap(TaskStore, (tasks) => tasks.open(task())))
             yield* Effect.flip(f.as("pat").admin.halt({ payload: { reason: "x" } }))
             yield* f.as("rita").operations.census()
-            const text = yield* f.as("rita").operations.metrics()
+            const text = yield* f.scraper.health.metrics()
             assert.match(text, /^# TYPE agentplane_policy_denials_total counter$/m)
             assert.match(text, /^agentplane_policy_denials_total\{action="api:admin\.halt"\} [1-9]\d*$/m)
             assert.match(text, /^agentplane_http_requests_total\{method="GET",status="200"\} [1-9]\d*$/m)
             assert.match(text, /^agentplane_http_requests_total\{method="PUT",status="403"\} [1-9]\d*$/m)
             assert.match(text, /^# TYPE agentplane_tasks_open gauge$/m)
             assert.match(text, /^agentplane_tasks_open 1$/m)
-            const raw = yield* f.raw("GET", "/metrics", { as: "rita" })
+            const raw = yield* f.raw("GET", "/metrics", { headers: { authorization: `Bearer ${f.scrapeToken}` } })
             assert.match(raw.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/)
-            assert.strictEqual((yield* f.raw("GET", "/metrics", { as: "pat" })).status, 403)
+            // A tenant's credential is no scrape credential, whatever its roles.
+            for (const name of ["rita", "ada", "bob"] as const) {
+              assert.strictEqual((yield* f.raw("GET", "/metrics", { as: name })).status, 401, name)
+            }
           }),
         ),
       )
@@ -103,6 +106,7 @@ for (const backend of Http.backends()) {
               "/healthz",
               "/metrics",
               "/obligations",
+              "/readyz",
               "/runs",
               "/runs/{run}",
               "/runs/{run}/cancel",

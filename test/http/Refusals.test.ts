@@ -185,7 +185,9 @@ for (const backend of Http.backends()) {
                       )
                     }
                     assert.deepStrictEqual(yield* f.as(undefined).health.healthz(), { status: "ok" })
-                    const metrics = yield* f.raw("GET", "/metrics", { as: "rita" })
+                    const metrics = yield* f.raw("GET", "/metrics", {
+                      headers: { authorization: `Bearer ${f.scrapeToken}` },
+                    })
                     assert.strictEqual(metrics.status, 200)
                     // A census that cannot be read is left off the page, never shown as numbers
                     // an earlier page (another tenant's, perhaps) left behind.

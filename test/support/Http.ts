@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import { inject } from "vitest"
 import type { Tenant, TenantId } from "../../src/domain/Tenant.js"
 import { Tenant as TenantTag } from "../../src/domain/Tenant.js"
@@ -13,6 +13,7 @@ import type { Backend as BackendError } from "../../src/errors/StoreError.js"
 import { Api } from "../../src/http/Api.js"
 import * as Credentials from "../../src/http/Credentials.js"
 import * as Policy from "../../src/http/Policy.js"
+import * as Readiness from "../../src/http/Readiness.js"
 import * as Server from "../../src/http/Server.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import { Runtime } from "../../src/runtime/Runtime.js"
@@ -77,6 +78,9 @@ export interface Fixture {
   readonly as: (name: CallerName | undefined) => Client
   /** A client with a token the table does not know. */
   readonly stranger: Client
+  /** The operator's scrape token (`/metrics`), which is no tenant's credential, and a client sending it. */
+  readonly scrapeToken: string
+  readonly scraper: Client
   /** A request outside the derived client, for bodies it would never send. */
   readonly raw: (
     method: string,
@@ -104,12 +108,22 @@ export const withServer = <A, E, R>(
     readonly stores?: Layer.Layer<Stores.Stores, BackendError>
     /** Definitions the server's runtime registers (none by default). */
     readonly definitions?: ReadonlyArray<RunDefinition.Any>
+    /** What `/readyz` probes; by default always ready (the readiness tests pass a real probe). */
+    readonly readiness?: Layer.Layer<Readiness.Readiness>
+    /** `--metric-tenant`; off by default. */
+    readonly metricTenant?: boolean
+    /**
+     * The logger the server (and `body`) run under; by default warnings and above only, so the
+     * request log's info lines do not drown test output (the log tests pass a capturing one).
+     */
+    readonly log?: Layer.Layer<never>
   } = {},
 ): Effect.Effect<A, E | BackendError | unknown, Exclude<R, Scope.Scope> | Stores.Stores> =>
   Effect.scoped(
     Effect.gen(function* () {
       const tenant = Backend.freshTenant()
       const otherTenant = Backend.freshTenant()
+      const scrapeToken = `scrape-${randomBytes(16).toString("hex")}`
       const tokens = Object.fromEntries(
         Object.keys(callers).map((name) => [name, `tok-${randomBytes(16).toString("hex")}`]),
       ) as Record<CallerName, string>
@@ -127,6 +141,9 @@ export const withServer = <A, E, R>(
         host: "127.0.0.1",
         port: 0,
         definitions: Layer.mergeAll(Layer.empty, ...definitions),
+        readiness: options.readiness ?? Readiness.layerAlways,
+        scrapeDigests: [Credentials.digest(scrapeToken)],
+        metricTenant: options.metricTenant ?? false,
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(Policy.layerJson(JSON.stringify(policy), "test")),
@@ -141,6 +158,7 @@ export const withServer = <A, E, R>(
         clients.set(name ?? "", yield* makeClient(baseUrl, name === undefined ? undefined : tokens[name]))
       }
       const stranger = yield* makeClient(baseUrl, `tok-${randomBytes(16).toString("hex")}`)
+      const scraper = yield* makeClient(baseUrl, scrapeToken)
       const fixture: Fixture = {
         baseUrl,
         tenant,
@@ -149,6 +167,8 @@ export const withServer = <A, E, R>(
         runtime: Context.get(context, Runtime),
         as: (name) => clients.get(name ?? "") as Client,
         stranger,
+        scrapeToken,
+        scraper,
         raw: (method, path, opts = {}) =>
           Effect.promise(async () => {
             const headers: Record<string, string> = { ...opts.headers }
@@ -171,4 +191,4 @@ export const withServer = <A, E, R>(
       }
       return yield* body(fixture)
     }),
-  )
+  ).pipe(Effect.provide(options.log ?? Logger.minimumLogLevel(LogLevel.Warning)))

@@ -1,15 +1,14 @@
 /**
- * Operator reads (§8.2, §10): dead letters, the tenant's census, and the metrics page.
+ * Operator reads (§8.2, §10): dead letters and the tenant's census (the metrics page is in `Health.ts`).
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { CaseStore } from "../../services/CaseStore.js"
 import { EventStore } from "../../services/EventStore.js"
 import { QuotaStore } from "../../services/QuotaStore.js"
 import { TaskStore } from "../../services/TaskStore.js"
 import { TimerStore } from "../../services/TimerStore.js"
 import { Api } from "../Api.js"
-import * as Metrics from "../Metrics.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
 
@@ -52,19 +51,6 @@ export const layer = HttpApiBuilder.group(Api, "operations", (handlers) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:census.read")
           return yield* census.pipe(Guard.asTenant(caller))
-        }),
-      )
-      .handle("metrics", () =>
-        Effect.gen(function* () {
-          const caller = yield* Guard.authorize("api:metrics.read")
-          // Best effort: during an outage the counters are what an operator needs most, so a
-          // census that cannot be read leaves its gauges off the page instead of failing it.
-          const reading = yield* census.pipe(
-            Guard.asTenant(caller),
-            Effect.asSome,
-            Effect.catchAll((e) => Effect.as(Effect.logWarning("census unavailable for /metrics", e), Option.none())),
-          )
-          return yield* Metrics.render(reading)
         }),
       )
   }),
