@@ -3,7 +3,7 @@
  * cancellation and budget checks, parallel groups, the unwind in reverse completion order, and
  * the conclusion. Live, Resume and Strict share this code; only the writer and the cursor differ.
  */
-import { Cause, Context, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
+import { Cause, Context, Effect, Either, Exit, Fiber, Option, Schema, Tracer } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import { Deadline, type DeadlineSpec } from "../domain/Deadline.js"
 import type { StepId } from "../domain/Ids.js"
@@ -293,6 +293,25 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
           ? Option.some((yield* deadline(`task:${id}`, spec.deadline.value)).resolvedAt)
           : Option.none()
         return yield* Worklist.task(exec, where, slot, spec, { createdAt, dueAt }, services)
+      }),
+    openTask: (spec) =>
+      Effect.gen(function* () {
+        const kase = yield* needCase("cx.openTask")
+        const checked = Worklist.checkOpen(spec)
+        if (Either.isLeft(checked))
+          return yield* Execution.halt(exec, Execution.Stop.Contract({ detail: checked.left }))
+        // As in `task`: the effect's slot first, so the id (and its obligation's name) derive from it.
+        const slot = next()
+        const id = Worklist.identity(exec, where, slot, spec)
+        const createdAt = yield* now
+        const dueAt = Option.isSome(spec.deadline)
+          ? Option.some((yield* deadline(`task:${id}`, spec.deadline.value)).resolvedAt)
+          : Option.none()
+        const args = Worklist.openArgs(id, exec.run, kase, spec, { createdAt, dueAt })
+        return yield* Effect.provide(
+          Effect.suspend(() => Protocol.perform(exec, where, slot, Worklist.openKind, args)),
+          services,
+        )
       }),
   }
 }

@@ -3,11 +3,12 @@
  * raise. Each builds an execution (history, writer, lease) and hands it to the driver; every exit
  * but a test crash releases the lease and the quota slot and accrues spend, best effort.
  */
-import { Clock, Duration, Effect, Fiber, FiberSet, Option, Schedule, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Schema } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
 import * as CaseM from "../domain/Case.js"
 import { type CorrelationKey, checkCount } from "../domain/CorrelationKey.js"
+import * as Digest from "../domain/Digest.js"
 import type * as EffectKey from "../domain/EffectKey.js"
 import type { InboundEvent } from "../domain/Event.js"
 import { type CaseId, type Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
@@ -73,7 +74,7 @@ export const make = (options: Options) =>
       )
 
     /** Drives an execution under `epoch`, renewing the lease meanwhile, then cleans up as §7.4 says. */
-    const drive = (exec: Execution.Execution, epoch: Option.Option<Epoch>, quota: Quota.TenantQuota) =>
+    const drive = (exec: Execution.Execution, epoch: Option.Option<Epoch>, quota: Quota.TenantQuota, woken?: Woken) =>
       Effect.gen(function* () {
         const renewing = Option.isSome(epoch)
           ? yield* Effect.forkScoped(
@@ -92,13 +93,21 @@ export const make = (options: Options) =>
         if (Option.isSome(stop) && stop.value._tag === "Crash") {
           return yield* new Crashed({ run: exec.run, point: stop.value.point })
         }
-        if (exec.mode !== "strict" && Option.isSome(epoch)) {
+        // A wake-up's answer rides with the run's first commit. If none came (a store failure
+        // first), the lease is left to lapse: the recovery pass resumes the run, whose wait finds
+        // its answer again, the timer still armed and the event still claimed for it.
+        const answerLost = woken !== undefined && woken.staged && exec.writer.durable() === woken.durableSeq
+        if (exec.mode !== "strict" && Option.isSome(epoch) && !answerLost) {
+          // The answer is durable: the timer or the claimed event it came from may go.
+          if (woken !== undefined) yield* Effect.ignore(woken.release)
           // Best effort: a failed release only delays the next owner until the lease lapses.
           if (Option.isSome(stop) && exec.writer.durable() === 0 && Option.isSome(exec.case)) {
             yield* Effect.ignore(cases.detachRun(exec.case.value, exec.run))
           }
           yield* Effect.ignore(journal.releaseLease(exec.run, epoch.value))
-          yield* Effect.ignore(quotas.release(exec.run))
+          // Admission reserves a slot only under a bounded quota, so under an unlimited one there
+          // is none to free (a slot taken while the quota was bounded is left: unlimited ignores it).
+          if (!Quota.isUnlimited(quota)) yield* Effect.ignore(quotas.release(exec.run))
           if (Quota.boundsSpend(quota) && (exec.liveSpend.tokens > 0 || exec.liveSpend.minorUnits > 0)) {
             const at = yield* nowSecs
             yield* Effect.ignore(quotas.accrue(Quota.periodKey(quota.period, at as never), exec.liveSpend))
@@ -279,9 +288,10 @@ export const make = (options: Options) =>
       })
 
     /** The journal and registered definition of a run, checked for what resume and replay need. */
-    const load = (run: RunId) =>
+    const load = (run: RunId) => Effect.flatMap(journal.read(run, 1), (records) => loadFrom(run, records))
+
+    const loadFrom = (run: RunId, records: ReadonlyArray<Journal.Record>) =>
       Effect.gen(function* () {
-        const records = yield* journal.read(run, 1)
         const history = History.build(records)
         if (Option.isNone(history.admitted) || Option.isNone(history.frozen)) {
           return yield* new PlanContract({ detail: `run ${run} has no admission in its journal` })
@@ -314,13 +324,16 @@ export const make = (options: Options) =>
       loaded: Effect.Effect.Success<ReturnType<typeof load>>,
       epoch: Epoch,
       entry: Registered,
+      woken?: Woken & { readonly answer: Option.Option<Staged> },
     ) =>
       Effect.gen(function* () {
+        const answer = woken === undefined ? Option.none<Staged>() : woken.answer
         const writer = yield* Writer.make({
           mode: "resume",
           run,
           epoch: Option.some(epoch),
           history: loaded.history,
+          ...(Option.isSome(answer) ? { staged: { appends: [answer.value.append], head: answer.value.head } } : {}),
         }).pipe(Effect.provide(services))
         const exec = Execution.make({
           run,
@@ -336,7 +349,7 @@ export const make = (options: Options) =>
           fake,
         })
         const tenant = yield* Tenant
-        const status = yield* drive(exec, Option.some(epoch), quotaOf(tenant))
+        const status = yield* drive(exec, Option.some(epoch), quotaOf(tenant), woken)
         return result<unknown>(exec, status)
       })
 
@@ -446,13 +459,17 @@ export const make = (options: Options) =>
       })
 
     /**
-     * Answers a run's wait and resumes it (§7.9 resumeSubscription, §7.10 timers): take the run's
+     * The caller's half of a wake-up (§7.9 resumeSubscription, §7.10 timers): take the run's
      * lease, retrying a live one with doubling backoff from 25 ms to 1 s; if its owner is still
-     * live, leave the answer to it (`Busy`). Otherwise record the answer under the wait's effect
-     * unless the journal already has one, drop the wait, and resume the run under the same lease
-     * in the background, so the caller (an HTTP delivery, a sweep) is not held by the run's next
-     * effects. Background resumes run at most `wakeConcurrency` at a time; on shutdown they are
-     * interrupted, their leases lapse, and the sweeper's recovery pass resumes them.
+     * live, leave the answer to it (`Busy`). Otherwise read the journal once and stage the answer
+     * under the wait's effect unless the journal already has one. The other half, `resume`,
+     * drives the run under the same lease; the caller runs it in the background (at most
+     * `wakeConcurrency` at a time), so an HTTP delivery or a sweep is not held by the run's next
+     * effects. The answer rides with the run's first commit (its next announcement, suspension or
+     * seal) instead of costing one of its own, and `release` (disarm the timer, drop the wait and
+     * the claimed payload) runs only once that commit is durable. A sealed run's stale wait is
+     * released and `NotWaiting`. On shutdown background resumes are interrupted, their leases
+     * lapse, and the sweeper's recovery pass resumes them.
      */
     const wake = (
       run: RunId,
@@ -473,52 +490,80 @@ export const make = (options: Options) =>
           Effect.map(Option.some),
           Effect.catchTag("LeaseHeld", () => Effect.succeed(Option.none())),
         )
-        if (Option.isNone(lease)) return "Busy" as const
+        if (Option.isNone(lease)) return { _tag: "Busy" } satisfies Woke
         const epoch = lease.value.epoch
         const giveBack = Effect.ignore(journal.releaseLease(run, epoch))
-        const records = yield* Effect.tapError(journal.read(run, 1), () => giveBack)
-        const started = records.find((r) => r.kind.kind === "EffectStarted" && Option.contains(r.effectKey, effect))
-        if (started === undefined) {
+        const prepared = yield* Effect.gen(function* () {
+          const records = yield* journal.read(run, 1)
+          const started = records.find((r) => r.kind.kind === "EffectStarted" && Option.contains(r.effectKey, effect))
+          if (started === undefined) return Option.none()
+          const answered = records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, effect))
+          const answer = answered ? Option.none() : Option.some(stage(run, records, started, effect, output, source))
+          const loaded = yield* loadFrom(run, Option.isSome(answer) ? [...records, answer.value.record] : records)
+          return Option.some({ loaded, answer, head: records[records.length - 1]?.seq ?? 0 })
+        }).pipe(Effect.tapError(() => giveBack))
+        if (Option.isNone(prepared)) {
           yield* giveBack
-          return "NotWaiting" as const
+          return { _tag: "NotWaiting" } satisfies Woke
         }
-        const answered = records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, effect))
-        if (!answered) {
-          yield* Effect.tapError(
-            journal.append(run, epoch, [Waits.done(started, effect, output, source)]),
-            () => giveBack,
-          )
+        const { loaded, answer, head } = prepared.value
+        if (Option.exists(loaded.history.concluded, (c) => SEALED.has(c.outcome))) {
+          yield* Effect.ignore(release)
+          yield* giveBack
+          return { _tag: "NotWaiting" } satisfies Woke
         }
-        yield* Effect.tapError(release, () => giveBack)
         const tenant = yield* Tenant
-        const resumed = Effect.gen(function* () {
-          const loaded = yield* load(run)
-          yield* refuseSealed(run, loaded.history)
-          return yield* resumeLoaded(run, loaded, epoch, loaded.entry)
+        const resume = resumeLoaded(run, loaded, epoch, loaded.entry, {
+          staged: Option.isSome(answer),
+          durableSeq: head,
+          release,
+          answer,
         }).pipe(
+          // A run sealed first (a normal race) never gets here: the sealed check above, under the
+          // lease, answers it `NotWaiting`, so what is logged here is a real failure.
           Effect.tapErrorCause((cause) => Effect.logWarning("agentplane.run.wake_failed", cause)),
           Effect.ignore,
-          wakers.withPermits(1),
           Effect.provideService(Tenant, tenant),
         )
-        yield* FiberSet.run(background, resumed)
-        return "Resumed" as const
+        return { _tag: "Resumed", resume } satisfies Woke
       })
 
-    /** §7.10 pass 5: fires up to `limit` due timers, each recorded as `{"fired_at": fireAt}` (the due instant, not the sweep's). */
+    /** Runs a woken run's resume in the background, under one of the `wakeConcurrency` permits. */
+    const inBackground = (resume: Effect.Effect<void>) => FiberSet.run(background, wakers.withPermits(1)(resume))
+
+    /**
+     * §7.10 pass 5: fires up to `limit` due timers, each recorded as `{"fired_at": fireAt}` (the
+     * due instant, not the sweep's). The wake-ups run side by side, each under a permit taken
+     * here, so a full background holds the pass rather than letting it take leases that would
+     * wait; the pass returns once every timer is resumed or refused, not when the runs stop.
+     */
     const fireTimers = (now: number, limit: number) =>
       Effect.gen(function* () {
         const due = yield* timers.claimDue(now as never, limit)
-        let fired = 0
-        let failed = 0
+        const tenant = yield* Tenant
+        const woken: Array<Deferred.Deferred<boolean>> = []
         for (const t of due) {
-          const woke = yield* Effect.either(
-            wake(t.run, t.effect, { fired_at: t.fireAt }, TIMER_SOURCE, timers.disarm(t.run, t.effect)),
+          const resumed = yield* Deferred.make<boolean>()
+          const one = Effect.gen(function* () {
+            const w = yield* Effect.either(
+              wake(t.run, t.effect, { fired_at: t.fireAt }, TIMER_SOURCE, timers.disarm(t.run, t.effect)),
+            )
+            yield* Deferred.succeed(resumed, w._tag === "Right" && w.right._tag === "Resumed")
+            if (w._tag === "Right" && w.right._tag === "Resumed") yield* w.right.resume
+          }).pipe(
+            Effect.ensuring(Effect.zipRight(Deferred.succeed(resumed, false), wakers.release(1))),
+            Effect.provideService(Tenant, tenant),
           )
-          if (woke._tag === "Right" && woke.right === "Resumed") fired += 1
-          else failed += 1
+          // Taken and handed over as one step, so an interruption between them leaks no permit; the
+          // run itself stays interruptible (its stops interrupt it).
+          yield* Effect.uninterruptibleMask((restore) =>
+            Effect.zipRight(restore(wakers.take(1)), FiberSet.run(background, Effect.interruptible(one))),
+          )
+          woken.push(resumed)
         }
-        return { fired, failed, saturated: due.length >= limit }
+        let fired = 0
+        for (const r of woken) if (yield* Deferred.await(r)) fired += 1
+        return { fired, failed: due.length - fired, saturated: due.length >= limit }
       })
 
     const events = yield* EventStore
@@ -542,10 +587,15 @@ export const make = (options: Options) =>
             ).pipe(
               Effect.catchAll((e) =>
                 // The event is claimed for the run, so a later claimFor or redelivery still finds it.
-                Effect.as(Effect.logWarning("agentplane.delivery.resume_failed", e), "Busy" as const),
+                Effect.as(Effect.logWarning("agentplane.delivery.resume_failed", e), { _tag: "Busy" } satisfies Woke),
               ),
             )
-            if (woke === "Resumed") return Delivered.Resumed({ run: sub.run })
+            if (woke._tag === "Resumed") {
+              yield* inBackground(woke.resume)
+              return Delivered.Resumed({ run: sub.run })
+            }
+            // The run is sealed: its wait is released, and the event stays claimed for it.
+            if (woke._tag === "NotWaiting") return Delivered.Buffered()
             // Its owner is live: put the wait back; the owner's claimFor finds the event, claimed for its run.
             yield* events.subscribe(sub, now as never)
             // The owner records its answer before it unsubscribes. If that unsubscribe came before
@@ -554,6 +604,45 @@ export const make = (options: Options) =>
             const records = yield* journal.read(sub.run, 1)
             if (records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, sub.effect))) {
               yield* events.unsubscribe(sub.run, sub.effect)
+            }
+            return Delivered.Buffered()
+          }
+        }
+      })
+
+    /**
+     * §7.9 deliverTo: delivers to one named run. A known (source, id) not claimed by the run is
+     * `Duplicate`; a run awaiting no such event is a plan-contract error, and nothing is stored.
+     * A match leaves the wait in place (the store never deletes it here), so a live owner's
+     * claimFor finds the event claimed for its run and `Busy` needs nothing put back. The answer
+     * is the payload as stored: a retry under the same (source, id) answers what was accepted.
+     */
+    const deliverTo = (run: RunId, event: InboundEvent) =>
+      Effect.gen(function* () {
+        const now = yield* nowSecs
+        const targeted = yield* events.deliverTo(run, event, now as never)
+        switch (targeted._tag) {
+          case "Duplicate":
+            return Delivered.Duplicate()
+          case "NotWaiting":
+            return yield* new PlanContract({
+              detail: `run ${run} awaits no ${event.kind} on ${event.correlation.map((k) => `(${k.namespace}, ${k.value})`).join(", ") || "no key"}`,
+            })
+          case "Matched": {
+            const sub = targeted.subscription
+            const stored = yield* events.accepted(event.source, event.id)
+            const payload = Option.match(stored, {
+              onNone: () => event.payload,
+              onSome: (b) => (b.event.payload === null ? event.payload : b.event.payload),
+            })
+            const woke = yield* wake(run, sub.effect, payload, event.source, events.unsubscribe(run, sub.effect)).pipe(
+              Effect.catchAll((e) =>
+                Effect.as(Effect.logWarning("agentplane.delivery.resume_failed", e), { _tag: "Busy" } satisfies Woke),
+              ),
+            )
+            if (woke._tag === "Resumed") {
+              yield* inBackground(woke.resume)
+              return Delivered.Resumed({ run })
             }
             return Delivered.Buffered()
           }
@@ -572,7 +661,10 @@ export const make = (options: Options) =>
           const woke = yield* Effect.either(
             wake(sub.run, sub.effect, e.payload, e.source, events.unsubscribe(sub.run, sub.effect)),
           )
-          if (woke._tag === "Right" && woke.right === "Resumed") resumed += 1
+          if (woke._tag === "Right" && woke.right._tag === "Resumed") {
+            yield* inBackground(woke.right.resume)
+            resumed += 1
+          }
         }
         return resumed
       })
@@ -584,17 +676,67 @@ export const make = (options: Options) =>
       admit,
       onceKey,
       deliver,
+      deliverTo,
       redeliverClaimed,
       answerTask,
       resume: (run: RunId) => resume(run),
       replay,
       cancel,
       raiseBudget,
-      wake,
       fireTimers,
       idle: FiberSet.awaitEmpty(background),
     }
   })
+
+/** A resume started by a wake-up: whether its answer is staged, the durable head before it, and what retires the wait once the answer is durable. */
+interface Woken {
+  readonly staged: boolean
+  readonly durableSeq: number
+  readonly release: Effect.Effect<void, Backend, Tenant>
+}
+
+/** What the caller's half of a wake-up found: the owner is live, the run does not wait (or is sealed), or the resume to run. */
+type Woke =
+  | { readonly _tag: "Busy" }
+  | { readonly _tag: "NotWaiting" }
+  | { readonly _tag: "Resumed"; readonly resume: Effect.Effect<void> }
+
+/** A wake-up's answer: the append the writer stages, the record it becomes once durable (so the replay finds it now), and the durable head it follows. */
+interface Staged {
+  readonly append: Journal.Append
+  readonly record: Journal.Record
+  readonly head: Journal.Head
+}
+
+const stage = (
+  run: RunId,
+  records: ReadonlyArray<Journal.Record>,
+  started: Journal.Record,
+  effect: EffectKey.EffectKey,
+  output: Json,
+  source: string,
+): Staged => {
+  const append = Waits.done(started, effect, output, source)
+  const last = records[records.length - 1]
+  const head = last === undefined ? { seq: 0, hash: Digest.ZERO } : { seq: last.seq, hash: last.hash }
+  const seq = (head.seq + 1) as Journal.Record["seq"]
+  // The bytes and hash the store will give it (the writer's conclude relies on the same).
+  const raw = Journal.body({ ...append, run, seq })
+  const record = new Journal.Record({
+    run,
+    seq,
+    case: append.case,
+    step: append.step,
+    phase: append.phase,
+    effectKey: append.effectKey,
+    kind: append.kind,
+    prevHash: head.hash,
+    hash: Digest.chain(head.hash, raw),
+    attestation: Option.none(),
+    raw,
+  })
+  return { append, record, head }
+}
 
 /** The conclusion a status stands for, given the journal (a failed run that compensated concludes `compensated`). */
 const outcomeOf = (status: Run.RunStatus, history: History.History): Journal.RunOutcome => {

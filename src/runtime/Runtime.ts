@@ -125,6 +125,11 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
     readonly cancel: (run: RunId, actor: string, reason: string) => Effect.Effect<boolean, Backend, Tenant>
     /** Delivers an event (§7.9): buffered and matched in one step; a matched wait is answered and its run resumed in the background (`Resumed`); a live owner keeps the answer for itself (`Buffered`). */
     readonly deliver: (event: InboundEvent) => Effect.Effect<Delivered, Backend | Corrupt, Tenant>
+    /** §7.9 deliverTo: delivers to one named run; `Duplicate` for a known (source, id) not claimed by it, `PlanContract` when the run awaits no such event (nothing stored), else as `deliver`. */
+    readonly deliverTo: (
+      run: RunId,
+      event: InboundEvent,
+    ) => Effect.Effect<Delivered, Backend | Corrupt | PlanContract, Tenant>
     /** §7.10 pass 5: fires up to `limit` timers due at the clock's now and resumes their runs; `saturated` when the batch was full. */
     readonly fireTimers: (
       limit: number,
@@ -189,6 +194,7 @@ export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores
         cancel: a.cancel,
         raiseBudget: a.raiseBudget,
         deliver: a.deliver,
+        deliverTo: a.deliverTo,
         redeliverClaimed: a.redeliverClaimed,
         answerTask: a.answerTask,
         fireTimers: (limit) =>

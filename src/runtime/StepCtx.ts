@@ -10,6 +10,7 @@ import type { CaseId, CaseVersion, RunId, StepId } from "../domain/Ids.js"
 import type { Json } from "../domain/Json.js"
 import type { Phase } from "../domain/Phase.js"
 import type { Decision, TaskSpec } from "../domain/Task.js"
+import type { TaskId } from "../domain/TaskId.js"
 import type { Timestamp } from "../domain/Time.js"
 import type { CaseConflict, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
 import type { Call, EffectKind } from "./EffectKind.js"
@@ -61,6 +62,8 @@ export interface Service {
   readonly sleepUntil: (until: number) => Effect.Effect<void>
   /** Asks a person (§7.7): validates the spec, opens the task (due when its `deadline` window, registered as obligation `task:<id>`, falls due) and waits for the decision. Needs a case. */
   readonly task: (spec: TaskSpec) => Effect.Effect<Decision>
+  /** Effect `task.open` (§7.7): opens the task as `task` does and answers its id without waiting; its decision is buffered for an `awaitEvent` on kind `agentplane.task.decided`, key `("task", id)`. Proceed is refused. Needs a case. */
+  readonly openTask: (spec: TaskSpec) => Effect.Effect<TaskId>
 }
 
 export class StepCtx extends Context.Tag("agentplane/StepCtx")<StepCtx, Service>() {}

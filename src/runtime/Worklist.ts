@@ -7,11 +7,14 @@ import { type Context, Effect, Either, Option, Schema } from "effect"
 import * as CorrelationKey from "../domain/CorrelationKey.js"
 import * as EffectKey from "../domain/EffectKey.js"
 import { InboundEvent } from "../domain/Event.js"
+import { CaseId, RunId } from "../domain/Ids.js"
 import type { Json } from "../domain/Json.js"
-import { Decision, Task, type TaskSpec, validate } from "../domain/Task.js"
+import * as Run from "../domain/Run.js"
+import { Decision, Justification, OnExpiry, Priority, Task, type TaskSpec, validate } from "../domain/Task.js"
 import * as TaskId from "../domain/TaskId.js"
 import { Timestamp } from "../domain/Time.js"
 import { TaskStore } from "../services/TaskStore.js"
+import * as EffectKind from "./EffectKind.js"
 import * as Execution from "./Execution.js"
 import * as Waits from "./Waits.js"
 
@@ -70,29 +73,14 @@ export const task = (
       )
     }
     const id = identity(exec, at, ordinal, spec)
-    const row = new Task({
-      id,
-      run: exec.run,
-      case: Option.some(kase),
-      kind: spec.kind,
-      justification: spec.justification,
-      candidateRoles: spec.candidateRoles,
-      assignee: Option.none(),
-      priority: spec.priority,
-      state: "open",
-      onExpiry: spec.onExpiry,
-      escalateTo: spec.escalateTo,
-      excludedActors: spec.excludedActors,
-      createdAt: Timestamp.make(window.createdAt),
-      dueAt: Option.map(window.dueAt, Timestamp.make),
-    })
+    const opened = row(openArgs(id, exec.run, kase, spec, window))
     const answer = yield* Waits.wait(exec, at, ordinal, services, {
       effectKind: TASK_AWAIT_KIND,
       args: { task: id },
       eventKind: DECIDED_KIND,
       correlation: [CorrelationKey.make("task", id)],
       until: Option.getOrNull(window.dueAt),
-      beforeSuspend: Effect.flatMap(TaskStore, (t) => t.open(row)),
+      beforeSuspend: Effect.flatMap(TaskStore, (t) => t.open(opened)),
       // §7.11: a cancelled run's open task expires, as a Deny expiry would leave it.
       onCancel: Effect.flatMap(TaskStore, (t) =>
         Effect.catchTag(t.setState(id, "expired"), "NotFound", () => Effect.void),
@@ -109,6 +97,89 @@ export const task = (
         ),
       ),
     )
+  })
+
+/**
+ * `cx.openTask(spec)` (§7.7), effect `task.open`: opens the task and answers its id without
+ * waiting; the decision, when it comes, is buffered for a later `awaitEvent` on the task's key.
+ * Proceed is refused: it lets the run go ahead undecided, and a run that does not wait has
+ * nothing to go ahead with.
+ */
+export const checkOpen = (spec: TaskSpec): Either.Either<TaskSpec, string> => {
+  if (spec.onExpiry === "proceed") {
+    return Either.left(`openTask(${spec.kind}) refuses on expiry 'proceed': nobody waits to proceed`)
+  }
+  return Either.mapLeft(validate(spec), (e) => `task ${spec.kind}: ${e.message}`)
+}
+
+/** The task row `task.open` writes, and so its arguments: everything the row holds, so a replay that changed any of it is a divergence. */
+const OpenArgs = Schema.Struct({
+  task: TaskId.TaskId,
+  run: RunId,
+  case: CaseId,
+  kind: Schema.String,
+  justification: Justification,
+  candidateRoles: Schema.Array(Schema.String),
+  priority: Priority,
+  onExpiry: OnExpiry,
+  escalateTo: Schema.Array(Schema.String),
+  excludedActors: Schema.Array(Schema.String),
+  createdAt: Timestamp,
+  dueAt: Schema.OptionFromNullOr(Timestamp),
+})
+
+/** Mutating and Retry: opening keeps the first row under an id, so a repeat after doubt changes nothing. */
+export const openKind = EffectKind.make({
+  kind: TASK_OPEN_KIND,
+  args: OpenArgs,
+  success: TaskId.TaskId,
+  mutates: true,
+  recovery: Run.Recovery.Retry(),
+  act: (args) =>
+    Effect.flatMap(TaskStore, (tasks) => tasks.open(row(args))).pipe(
+      Effect.map((t) => t.id),
+      Effect.mapError((e) => new EffectKind.Transient({ message: e.message, disposition: "in_doubt" })),
+    ),
+})
+
+/** The arguments of `task.open` for the task `id` of this run. */
+export const openArgs = (
+  id: TaskId.TaskId,
+  run: RunId,
+  kase: CaseId,
+  spec: TaskSpec,
+  window: Window,
+): typeof OpenArgs.Type => ({
+  task: id,
+  run,
+  case: kase,
+  kind: spec.kind,
+  justification: spec.justification,
+  candidateRoles: spec.candidateRoles,
+  priority: spec.priority,
+  onExpiry: spec.onExpiry,
+  escalateTo: spec.escalateTo,
+  excludedActors: spec.excludedActors,
+  createdAt: Timestamp.make(window.createdAt),
+  dueAt: Option.map(window.dueAt, Timestamp.make),
+})
+
+const row = (args: typeof OpenArgs.Type) =>
+  new Task({
+    id: args.task,
+    run: args.run,
+    case: Option.some(args.case),
+    kind: args.kind,
+    justification: args.justification,
+    candidateRoles: args.candidateRoles,
+    assignee: Option.none(),
+    priority: args.priority,
+    state: "open",
+    onExpiry: args.onExpiry,
+    escalateTo: args.escalateTo,
+    excludedActors: args.excludedActors,
+    createdAt: args.createdAt,
+    dueAt: args.dueAt,
   })
 
 /** The id a task at this slot gets: `derive(run, key)` over the spec, stable across replays of the slot. */

@@ -61,14 +61,19 @@ export const make = (options: {
   readonly run: RunId
   readonly epoch: Option.Option<Epoch>
   readonly history: History.History
+  /**
+   * Records already in `history` but not yet durable (a wake-up's answer, §7.9): they go first in
+   * the next batch, and `head` is the durable head they follow.
+   */
+  readonly staged?: { readonly appends: ReadonlyArray<Journal.Append>; readonly head: Journal.Head }
 }): Effect.Effect<Writer, never, Tenant | JournalStore> =>
   Effect.gen(function* () {
     const { mode, run, history } = options
     const journal = yield* JournalStore
     const tenant = yield* Tenant
     const lock = yield* Effect.makeSemaphore(1)
-    let pending: Array<Journal.Append> = []
-    let head = history.head
+    let pending: Array<Journal.Append> = mode === "strict" ? [] : [...(options.staged?.appends ?? [])]
+    let head = options.staged?.head ?? history.head
     let mustFlush = false
     const offered = new Map<string, number>()
 

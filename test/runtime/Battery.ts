@@ -17,8 +17,10 @@ import * as Reconcile from "./Reconcile.js"
 import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
+import * as Targeted from "./Targeted.js"
 import * as WaitEdges from "./WaitEdges.js"
 import * as Waits from "./Waits.js"
+import * as WakeCommit from "./WakeCommit.js"
 import * as WakeRaces from "./WakeRaces.js"
 import * as Worklist from "./Worklist.js"
 
@@ -41,5 +43,7 @@ export const suite = (backend: Backend.Backend) =>
     Worklist.suite(backend)
     WaitEdges.suite(backend)
     WakeRaces.suite(backend)
+    Targeted.suite(backend)
+    WakeCommit.suite(backend)
     Agents.suite(backend)
   })

@@ -1,0 +1,163 @@
+/**
+ * A wake-up's answer rides with the woken run's first commit (§7.9, §7.10 pass 5): no commit of
+ * its own, the timer disarmed only once the answer is durable, and an answer whose commit failed
+ * leaves the lease to lapse and the timer armed, so a later firing still wakes the run once.
+ */
+import { describe, it } from "@effect/vitest"
+import { Clock, Effect, Layer, Schema } from "effect"
+import { expect } from "vitest"
+import * as Run from "../../src/domain/Run.js"
+import { Backend as BackendError } from "../../src/errors/StoreError.js"
+import * as RunDefinition from "../../src/runtime/RunDefinition.js"
+import * as Runtime from "../../src/runtime/Runtime.js"
+import * as Step from "../../src/runtime/Step.js"
+import { StepCtx } from "../../src/runtime/StepCtx.js"
+import { JournalStore } from "../../src/services/JournalStore.js"
+import { TimerStore } from "../../src/services/TimerStore.js"
+import * as Backend from "../support/Backend.js"
+import * as Support from "./Support.js"
+
+const sleeper = (counter: Support.Counter) => {
+  const after = Support.counting(counter, "wakecommit.after", { mutates: true, recovery: Run.Recovery.Retry() })
+  return RunDefinition.make({
+    capability: "wakecommit.sleep",
+    input: Schema.Struct({ n: Schema.Number }),
+    output: Schema.Unknown,
+    plan: [
+      Step.make({
+        name: "sleep-then-act",
+        body: () =>
+          Effect.gen(function* () {
+            const cx = yield* StepCtx
+            yield* cx.sleep(0)
+            return yield* cx.perform(after, { n: 1 })
+          }),
+      }),
+    ],
+  })
+}
+
+const isFired = (output: unknown) => typeof output === "object" && output !== null && "fired_at" in output
+
+/** The journal with its first append carrying a timer's answer failing once, as a lost connection would. */
+const failingFirstAnswer = (base: Layer.Layer<Backend.Stores, BackendError>) => {
+  let failed = 0
+  const journal = Layer.effect(
+    JournalStore,
+    Effect.map(JournalStore, (j) =>
+      JournalStore.of({
+        ...j,
+        append: (run, epoch, batch) =>
+          failed === 0 && batch.some((a) => a.kind.kind === "EffectDone" && isFired(a.kind.output))
+            ? Effect.suspend(() => {
+                failed += 1
+                return Effect.fail(new BackendError({ detail: "injected: the answer's commit was lost" }))
+              })
+            : j.append(run, epoch, batch),
+      }),
+    ),
+  ).pipe(Layer.provide(base))
+  return { stores: Layer.merge(base, journal), failed: () => failed }
+}
+
+/** The journal, recording the batches appended (and sealed) per run. */
+const recording = (base: Layer.Layer<Backend.Stores, BackendError>) => {
+  const batches: Array<{ readonly run: string; readonly kinds: ReadonlyArray<string>; readonly seal: boolean }> = []
+  const journal = Layer.effect(
+    JournalStore,
+    Effect.map(JournalStore, (j) =>
+      JournalStore.of({
+        ...j,
+        append: (run, epoch, batch) =>
+          Effect.zipRight(
+            Effect.sync(() => batches.push({ run, kinds: batch.map((a) => a.kind.kind), seal: false })),
+            j.append(run, epoch, batch),
+          ),
+        seal: (run, epoch, outcome, last) =>
+          Effect.zipRight(
+            Effect.sync(() => batches.push({ run, kinds: (last ?? []).map((a) => a.kind.kind), seal: true })),
+            j.seal(run, epoch, outcome, last),
+          ),
+      }),
+    ),
+  ).pipe(Layer.provide(base))
+  return { stores: Layer.merge(base, journal), batches }
+}
+
+/** The clock `secs` ahead: a later sweep, past the 60 s a timer claim lasts. */
+const ahead = (clock: Clock.Clock, secs: number): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + secs * 1000,
+  currentTimeMillis: Effect.sync(() => clock.unsafeCurrentTimeMillis() + secs * 1000),
+  unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n,
+  currentTimeNanos: Effect.sync(() => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n),
+  sleep: (d) => clock.sleep(d),
+})
+
+export const suite = (backend: Backend.Backend) =>
+  describe("wake-up commits", () => {
+    it.live("a fired timer's answer costs no commit: it rides in one batch with the act's announcement", () => {
+      const counter = new Support.Counter()
+      const def = sleeper(counter)
+      const rec = recording(backend.layer)
+      return Effect.gen(function* () {
+        const rt = yield* Runtime.Runtime
+        const first = yield* rt.run(def, Run.labeled({ n: 1 }, "test"))
+        expect(first.status._tag).toBe("Suspended")
+        const from = rec.batches.length
+        const fired = yield* rt.fireTimers(128)
+        expect(fired.fired).toBeGreaterThanOrEqual(1)
+        yield* rt.idle
+        expect(counter.get("wakecommit.after")).toBe(1)
+        // Two journal commits for the whole wake-up: answer + announcement, then outcome + seal.
+        const mine = rec.batches.slice(from).filter((x) => x.run === first.run)
+        expect(mine.map((x) => x.seal)).toEqual([false, true])
+        expect(mine[0]?.kinds[0]).toBe("EffectDone")
+        expect(mine[0]?.kinds).toContain("EffectStarted")
+        const records = yield* Support.journalOf(first.run)
+        expect(records.filter((r) => r.kind.kind === "EffectDone" && isFired(r.kind.output)).length).toBe(1)
+        expect(yield* Support.concludedAs(first.run, "succeeded")).toBe(true)
+        // Disarmed once the answer was durable.
+        const pending = yield* Effect.flatMap(TimerStore, (t) => t.pending(1000))
+        expect(pending.some((t) => t.run === first.run)).toBe(false)
+      }).pipe(Support.on(Support.runtimeOver(rec.stores, [def])), Backend.asFreshTenant)
+    })
+
+    it.live("an answer whose commit fails keeps the timer and the lease; after the lapse the run is woken once", () => {
+      const counter = new Support.Counter()
+      const def = sleeper(counter)
+      const faulty = failingFirstAnswer(backend.layer)
+      return Effect.gen(function* () {
+        const rt = yield* Runtime.Runtime
+        const journal = yield* JournalStore
+        const first = yield* rt.run(def, Run.labeled({ n: 1 }, "test"))
+        expect(first.status._tag).toBe("Suspended")
+        yield* rt.fireTimers(128)
+        yield* rt.idle
+        expect(faulty.failed()).toBe(1)
+        expect(counter.get("wakecommit.after")).toBe(0)
+        const kept = yield* Support.journalOf(first.run)
+        expect(kept.some((r) => r.kind.kind === "EffectDone" && isFired(r.kind.output))).toBe(false)
+        // Not disarmed: the answer never became durable.
+        const pending = yield* Effect.flatMap(TimerStore, (t) => t.pending(1000))
+        expect(pending.some((t) => t.run === first.run)).toBe(true)
+        // Not released either: the lease is left to lapse, so the recovery pass takes the run.
+        const held = yield* Effect.flip(journal.acquire(first.run, "probe", 1))
+        expect(held._tag).toBe("LeaseHeld")
+        expect((yield* journal.abandonedRuns(1000)).includes(first.run)).toBe(false)
+        const resumed = yield* Support.resumeAfterLapse(first.run)
+        expect(resumed.status._tag).toBe("Suspended")
+        // A later sweep, past the timer claim's 60 s, fires it again and the run finishes once.
+        const clock = yield* Effect.clock
+        const again = yield* Effect.withClock(rt.fireTimers(128), ahead(clock, 120))
+        expect(again.fired).toBe(1)
+        yield* rt.idle
+        expect(counter.get("wakecommit.after")).toBe(1)
+        expect(yield* Support.concludedAs(first.run, "succeeded")).toBe(true)
+        const answers = (yield* Support.journalOf(first.run)).filter(
+          (r) => r.kind.kind === "EffectDone" && isFired(r.kind.output),
+        )
+        expect(answers.length).toBe(1)
+      }).pipe(Support.on(Support.runtimeOver(faulty.stores, [def], { leaseTtlSecs: 1 })), Backend.asFreshTenant)
+    })
+  })
