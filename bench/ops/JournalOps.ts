@@ -1,7 +1,8 @@
 /**
  * JournalStore's `append` of one `EffectStarted`/`EffectDone` pair: the write every effect of a
- * run makes. The raw mirror sends `JournalStoreSql`'s statements in its transaction: lock the
- * lease row, check the seal, read the head, insert the two records, touch the activity row.
+ * run makes. The raw mirror sends `JournalStoreSql`'s statements in its transaction: one read of
+ * the locked lease row, the seal and the head; then pg writes both records and the activity touch
+ * in one guarded statement, sqlite in three (no writes inside WITH there).
  * It builds each record's bytes with the domain's canonical encoder and chains the hash as the
  * store does: any client must send those bytes, so that work is part of the ceiling, not overhead.
  */
@@ -13,21 +14,14 @@ import { JournalStore } from "../../src/services/JournalStore.js"
 import { effectKey, expect, type Op, runId } from "../Op.js"
 import { insertRows, pick, type Raw } from "../Raw.js"
 
-const LOCK_LEASE = `SELECT epoch FROM run_lease WHERE tenant = $1 AND run_id = $2`
-const SEAL = `SELECT outcome FROM run_seal WHERE tenant = $1 AND run_id = $2`
-const HEAD = `SELECT seq, hash FROM journal WHERE tenant = $1 AND run_id = $2 ORDER BY seq DESC LIMIT 1`
+const state = (forUpdate: string, p: (n: number) => string) =>
+  `SELECT (SELECT epoch FROM run_lease WHERE tenant = ${p(1)} AND run_id = ${p(2)} ${forUpdate}) AS epoch, (SELECT outcome FROM run_seal WHERE tenant = ${p(1)} AND run_id = ${p(2)}) AS sealed, (SELECT seq FROM journal WHERE tenant = ${p(1)} AND run_id = ${p(2)} ORDER BY seq DESC LIMIT 1) AS head_seq, (SELECT hash FROM journal WHERE tenant = ${p(1)} AND run_id = ${p(2)} ORDER BY seq DESC LIMIT 1) AS head_hash`
+const PG_STATE = state("FOR UPDATE", (n) => `$${n}`)
+const SQLITE_STATE = state("", () => "?")
 const INSERT_RECORD = `INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq`
-const activity = (now: string) =>
-  `INSERT INTO run_activity (tenant, run_id, case_id, updated_at) VALUES ($1, $2, $3, ${now}) ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id`
-const PG_NOW = "CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT)"
-const SQLITE_NOW = "CAST(strftime('%s', 'now') AS INTEGER)"
-
-/**
- * Prototype: the three checks in one locking read (lease row locked, seal and head beside it),
- * and both records with the activity touch in one statement: 4 round trips instead of 8.
- */
-const STATE_ONE = `SELECT l.epoch, s.outcome, h.seq, h.hash FROM run_lease l LEFT JOIN run_seal s ON s.tenant = l.tenant AND s.run_id = l.run_id LEFT JOIN LATERAL (SELECT seq, hash FROM journal WHERE tenant = l.tenant AND run_id = l.run_id ORDER BY seq DESC LIMIT 1) h ON TRUE WHERE l.tenant = $1 AND l.run_id = $2 FOR UPDATE OF l`
-const WRITE_ONE = `WITH rec AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10), ($1, $2, $11, $4, $12, $13, $14, $15, $16, $17) RETURNING seq), act AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) VALUES ($1, $2, $14, ${PG_NOW}) ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id) SELECT (SELECT count(*) FROM rec) AS records, (SELECT count(*) FROM act) AS touched`
+const SQLITE_ACTIVITY = `INSERT INTO run_activity (tenant, run_id, case_id, updated_at) VALUES (?, ?, ?, CAST(strftime('%s', 'now') AS INTEGER)) ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id`
+/** pg: both records and the activity touch, written only if the run is unsealed and its head is still $3. */
+const PG_WRITE_PAIR = `WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = $1 AND run_id = $2) AND COALESCE((SELECT MAX(seq) FROM journal WHERE tenant = $1 AND run_id = $2), 0) = CAST($3 AS BIGINT)), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT $1, $2, r.seq, CAST($4 AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, (VALUES (CAST($6 AS BIGINT), $7, $8, $9, CAST($10 AS BYTEA), CAST($11 AS BYTEA), CAST($12 AS BYTEA)), (CAST($13 AS BIGINT), $14, $15, $16, CAST($17 AS BYTEA), CAST($18 AS BYTEA), CAST($19 AS BYTEA))) AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw) RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT $1, $2, $5, CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT) FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id) SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched`
 
 const EPOCH = Epoch.make(1)
 
@@ -51,7 +45,6 @@ export const appendPair: Op = {
           Effect.map((records) => expect(records.length === 2, "append wrote no pair")),
         ),
       raw: (raw, i, w) => rawAppend(raw, cell.tenant, w, at(i)),
-      prototypes: [{ name: "2 statements", run: (raw, i, w) => foldedAppend(raw, cell.tenant, w, at(i)) }],
     }
   },
 }
@@ -83,22 +76,24 @@ const pair = (i: number): readonly [Journal.Append, Journal.Append] => {
 const rawAppend = (raw: Raw, tenant: string, w: number, batch: ReadonlyArray<Journal.Append>) => {
   const run = runId(w)
   return raw.tx(async (q) => {
-    const [lease] = await q(pick(raw, `${LOCK_LEASE} FOR UPDATE`, LOCK_LEASE), [tenant, run])
-    expect(Number(lease?.epoch) === EPOCH, "raw append: lease not held")
-    const sealed = await q(pick(raw, SEAL), [tenant, run])
-    expect(sealed.length === 0, "raw append: run sealed")
-    const [top] = await q(pick(raw, HEAD), [tenant, run])
-    let seq = top === undefined ? 0 : Number(top.seq)
-    let prev = top === undefined ? Digest.ZERO : Digest.Digest.make(Buffer.from(top.hash as Uint8Array).toString("hex"))
+    const pg = raw.dialect === "pg"
+    const [top] = pg
+      ? await q(PG_STATE, [tenant, run], true)
+      : await q(SQLITE_STATE, [tenant, run, tenant, run, tenant, run, tenant, run])
+    expect(Number(top?.epoch) === EPOCH && top?.sealed === null, "raw append: lease not held, or sealed")
+    const head = top?.head_seq === null || top?.head_seq === undefined ? 0 : Number(top.head_seq)
+    let seq = head
+    let prev =
+      top?.head_hash === null || top?.head_hash === undefined
+        ? Digest.ZERO
+        : Digest.Digest.make(Buffer.from(top.head_hash as Uint8Array).toString("hex"))
+    const rows: Array<ReadonlyArray<unknown>> = []
     for (const entry of batch) {
       seq += 1
       const body = Journal.body({ ...entry, run, seq: Seq.make(seq) })
       const hash = Digest.chain(prev, body)
-      const written = await q(pick(raw, INSERT_RECORD), [
-        tenant,
-        run,
+      rows.push([
         seq,
-        EPOCH,
         entry.kind.kind,
         Option.getOrNull(entry.effectKey),
         Option.getOrNull(entry.case),
@@ -106,40 +101,17 @@ const rawAppend = (raw: Raw, tenant: string, w: number, batch: ReadonlyArray<Jou
         Buffer.from(hash, "hex"),
         Buffer.from(body),
       ])
+      prev = hash
+    }
+    if (pg) {
+      const [written] = await q(PG_WRITE_PAIR, [tenant, run, head, EPOCH, null, ...rows.flat()], true)
+      expect(Number(written?.written) === 2 && Number(written?.touched) === 1, "raw append wrote no pair")
+      return
+    }
+    for (const [recordSeq, ...rest] of rows) {
+      const written = await q(pick(raw, INSERT_RECORD), [tenant, run, recordSeq, EPOCH, ...rest])
       expect(written.length === 1, "raw append wrote no record")
-      prev = hash
     }
-    await q(pick(raw, activity(PG_NOW), activity(SQLITE_NOW)), [tenant, run, null])
-  })
-}
-
-const foldedAppend = (raw: Raw, tenant: string, w: number, batch: readonly [Journal.Append, Journal.Append]) => {
-  const run = runId(w)
-  return raw.tx(async (q) => {
-    const [state] = await q(STATE_ONE, [tenant, run])
-    expect(Number(state?.epoch) === EPOCH && state?.outcome === null, "folded append: lease not held or sealed")
-    let seq = state?.seq === null || state?.seq === undefined ? 0 : Number(state.seq)
-    let prev =
-      state?.hash === null || state?.hash === undefined
-        ? Digest.ZERO
-        : Digest.Digest.make(Buffer.from(state.hash as Uint8Array).toString("hex"))
-    const params: Array<unknown> = [tenant, run]
-    for (const [n, entry] of batch.entries()) {
-      seq += 1
-      const body = Journal.body({ ...entry, run, seq: Seq.make(seq) })
-      const hash = Digest.chain(prev, body)
-      const own = [
-        entry.kind.kind,
-        Option.getOrNull(entry.effectKey),
-        Option.getOrNull(entry.case),
-        Buffer.from(prev, "hex"),
-        Buffer.from(hash, "hex"),
-        Buffer.from(body),
-      ]
-      params.push(...(n === 0 ? [seq, EPOCH, ...own] : [seq, ...own]))
-      prev = hash
-    }
-    const [written] = await q(WRITE_ONE, params)
-    expect(Number(written?.records) === 2, "folded append wrote no pair")
+    await q(SQLITE_ACTIVITY, [tenant, run, null])
   })
 }

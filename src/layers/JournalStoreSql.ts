@@ -26,6 +26,7 @@ import {
 } from "../errors/StoreError.js"
 import { JournalStore } from "../services/JournalStore.js"
 import { decodeRows, digestParam, Int8 } from "./internal/Columns.js"
+import * as Dialect from "./internal/Dialect.js"
 import * as Sql from "./internal/Sql.js"
 
 export const make = Effect.gen(function* () {
@@ -90,45 +91,190 @@ export const make = Effect.gen(function* () {
         return yield* new Fenced({ run, held: epoch, current: lease?.epoch ?? 0 })
     })
 
-  /** Append's checks and writes, inside a transaction the caller opened: `append` alone, or `seal` with its last batch. */
-  const appendWithin = (tenant: string, run: RunId, epoch: number, batch: ReadonlyArray<Journal.Append>) =>
+  /**
+   * The lease row locked (pg `FOR UPDATE`), with the seal and the head, in one statement. The
+   * epoch is the locked row's latest; pg takes the seal and head from the statement's snapshot,
+   * which a wait for the lock leaves behind, so pg's write re-checks them (see `writeAtOnce`).
+   */
+  const stateOf = dialect.query(StateRow, "run_lease", { named: true })`
+    SELECT (SELECT epoch FROM run_lease WHERE tenant = ${0} AND run_id = ${1} ${dialect.forUpdate}) AS epoch,
+           (SELECT outcome FROM run_seal WHERE tenant = ${0} AND run_id = ${1}) AS sealed,
+           (SELECT seq FROM journal WHERE tenant = ${0} AND run_id = ${1} ORDER BY seq DESC LIMIT 1) AS head_seq,
+           (SELECT hash FROM journal WHERE tenant = ${0} AND run_id = ${1} ORDER BY seq DESC LIMIT 1) AS head_hash`
+
+  const insertRecord = dialect.command({ named: true })`
+    INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw)
+    VALUES (${0}, ${1}, ${2}, ${3}, ${4}, ${5}, ${6}, ${7}, ${8}, ${9})
+    RETURNING seq`
+
+  // A batch with no case keeps the case the run was last stamped with.
+  const touchActivity = dialect.command({ named: true })`
+    INSERT INTO run_activity (tenant, run_id, case_id, updated_at)
+    VALUES (${0}, ${1}, ${2}, ${dialect.now})
+    ON CONFLICT (tenant, run_id) DO UPDATE
+       SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id)
+    RETURNING run_id`
+
+  /**
+   * pg: a batch's records and the activity touch in one statement, written only if the run is
+   * still unsealed and its head is still `head`. This statement's snapshot is taken after the
+   * lease lock was granted, so it sees whatever an earlier holder committed while we waited; a
+   * batch built on a stale head writes nothing and is rebuilt (`appendWithin`).
+   */
+  const writeAtOnce = memo((n: number) =>
+    dialect.query(WrittenRow, "journal", { named: true })(
+      ...Dialect.parts([
+        "WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = ",
+        0,
+        " AND run_id = ",
+        1,
+        ") AND COALESCE((SELECT MAX(seq) FROM journal WHERE tenant = ",
+        0,
+        " AND run_id = ",
+        1,
+        "), 0) = CAST(",
+        2,
+        " AS BIGINT)), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
+        0,
+        ", ",
+        1,
+        ", r.seq, CAST(",
+        3,
+        " AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, (VALUES ",
+        ...Array.from({ length: n }, (_, i) => {
+          const at = 5 + 7 * i
+          return [
+            i === 0 ? "(CAST(" : ", (CAST(",
+            at,
+            " AS BIGINT), ",
+            at + 1,
+            ", ",
+            at + 2,
+            ", ",
+            at + 3,
+            ", CAST(",
+            at + 4,
+            " AS BYTEA), CAST(",
+            at + 5,
+            " AS BYTEA), CAST(",
+            at + 6,
+            " AS BYTEA))",
+          ]
+        }).flat(),
+        ") AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw) RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
+        0,
+        ", ",
+        1,
+        ", ",
+        4,
+        `, ${dialect.now} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id) SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched`,
+      ]),
+    ),
+  )
+
+  /** The records `batch` makes on top of `head`, with the row each is written as. */
+  const build = (run: RunId, head: Journal.Head, batch: ReadonlyArray<Journal.Append>) =>
     Effect.gen(function* () {
-      yield* mustHold(tenant, run, epoch)
-      // The run's own chain, never a global sequence: seq continues from this head.
-      let head = yield* headOf(tenant, run)
-      const records: Array<Journal.Record> = []
+      const built: Array<{ readonly record: Journal.Record; readonly row: ReadonlyArray<unknown> }> = []
       for (const entry of batch) {
         const seq = Seq.make(head.seq + 1)
         const raw = Journal.body({ ...entry, run, seq })
         if (raw.length > Journal.MAX_RECORD_BYTES)
           return yield* new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES })
         const hash = Digest.chain(head.hash, raw)
+        const bytes = Buffer.from(raw)
         // Built by reading the written bytes back, so append returns exactly what `read` will.
         const record = yield* toRecord({
           run_id: run,
           seq,
           prev_hash: digestParam(head.hash),
           hash: digestParam(hash),
-          raw: Buffer.from(raw),
+          raw: bytes,
           key_id: null,
           signature: null,
         })
-        const effect = Option.getOrNull(entry.effectKey)
-        const written = yield* sql`
-        INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw)
-        VALUES (${tenant}, ${run}, ${seq}, ${epoch}, ${entry.kind.kind}, ${effect},
-                ${Option.getOrNull(entry.case)}, ${digestParam(head.hash)}, ${digestParam(hash)}, ${Buffer.from(raw)})
-        RETURNING seq`.pipe(
-          // The partial unique index `journal_effect_started` is the exactly-once arbiter.
-          Sql.catchSql(
-            Sql.isUniqueViolation,
-            (e): Effect.Effect<never, DuplicateEffect | SqlError> =>
-              entry.kind.kind === "EffectStarted" && effect !== null
-                ? Effect.fail(new DuplicateEffect({ run, effect }))
-                : Effect.fail(e),
-          ),
-        )
-        if (written.length === 0) return yield* notWritten(`record ${run}/${seq}`)
+        const row = [
+          seq,
+          entry.kind.kind,
+          Option.getOrNull(entry.effectKey),
+          Option.getOrNull(entry.case),
+          digestParam(head.hash),
+          digestParam(hash),
+          bytes,
+        ]
+        built.push({ record, row })
+        head = { seq, hash }
+      }
+      return built
+    })
+
+  /** The partial unique index `journal_effect_started` is the exactly-once arbiter: which start it refused. */
+  const duplicateOf =
+    (run: RunId, batch: ReadonlyArray<Journal.Append>) =>
+    (e: SqlError): Effect.Effect<never, DuplicateEffect | SqlError> => {
+      const starts = batch.flatMap((a) =>
+        a.kind.kind === "EffectStarted" && Option.isSome(a.effectKey) ? [a.effectKey.value] : [],
+      )
+      // pg names the refused key in the error's detail; with one start in the batch it is that one.
+      const detail = String((e.cause as { detail?: unknown } | undefined)?.detail ?? "")
+      const effect = starts.find((k) => detail.includes(k)) ?? (starts.length === 1 ? starts[0] : undefined)
+      return effect === undefined ? Effect.fail(e) : Effect.fail(new DuplicateEffect({ run, effect }))
+    }
+
+  /** Append's checks and writes, inside a transaction the caller opened: `append` alone, or `seal` with its last batch. */
+  const appendWithin = (tenant: string, run: RunId, epoch: number, batch: ReadonlyArray<Journal.Append>) =>
+    Effect.gen(function* () {
+      const [state] = yield* stateOf(tenant, run)
+      if (state === undefined) return yield* notWritten(`state of ${run}`)
+      if (state.sealed !== null) return yield* new RunSealed({ run, outcome: state.sealed })
+      if (state.epoch === null || state.epoch !== epoch)
+        return yield* new Fenced({ run, held: epoch, current: state.epoch ?? 0 })
+      // The run's own chain, never a global sequence: seq continues from this head.
+      let head: Journal.Head =
+        state.head_seq === null || state.head_hash === null
+          ? { seq: 0, hash: Digest.ZERO }
+          : { seq: state.head_seq, hash: yield* digestAt(state.head_hash, state.head_seq, "hash") }
+      const lastCase = Option.getOrNull(
+        Option.firstSomeOf(
+          batch
+            .map((a) => a.case)
+            .slice()
+            .reverse(),
+        ),
+      )
+      let built = yield* build(run, head, batch)
+      if (dialect.writableCte && built.length > 0) {
+        for (;;) {
+          const [written] = yield* writeAtOnce(built.length)(
+            tenant,
+            run,
+            head.seq,
+            epoch,
+            lastCase,
+            ...built.flatMap((b) => b.row),
+          ).pipe(Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)))
+          if (written !== undefined && written.written === built.length && written.touched === 1) break
+          if (written !== undefined && written.written !== 0) return yield* notWritten(`a batch of ${run}`)
+          // Another holder's append or seal committed while we waited for the lock: read again,
+          // now that we hold it, and rebuild the batch on what is there.
+          const [sealed] = yield* sealOf(tenant, run)
+          if (sealed !== undefined) return yield* new RunSealed({ run, outcome: sealed.outcome })
+          const fresh = yield* headOf(tenant, run)
+          if (fresh.seq === head.seq) return yield* notWritten(`a batch of ${run}`)
+          head = fresh
+          built = yield* build(run, head, batch)
+        }
+      } else {
+        // sqlite: the write lock is held since BEGIN IMMEDIATE, so the state read is current.
+        for (const [i, b] of built.entries()) {
+          const written = yield* insertRecord(tenant, run, b.row[0], epoch, ...b.row.slice(1)).pipe(
+            Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch.slice(i, i + 1))),
+          )
+          if (written === 0) return yield* notWritten(`record ${run}/${b.record.seq}`)
+        }
+        if ((yield* touchActivity(tenant, run, lastCase)) === 0) return yield* notWritten(`activity of ${run}`)
+      }
+      for (const entry of batch) {
         if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
           yield* admit(tenant, run, entry.kind.idempotency_key)
         }
@@ -141,26 +287,8 @@ export const make = Effect.gen(function* () {
           RETURNING run_id`
           if (concluded.length === 0) return yield* notWritten(`outcome of ${run}`)
         }
-        records.push(record)
-        head = { seq, hash }
       }
-      const lastCase = Option.getOrNull(
-        Option.firstSomeOf(
-          batch
-            .map((a) => a.case)
-            .slice()
-            .reverse(),
-        ),
-      )
-      // A batch with no case keeps the case the run was last stamped with.
-      const touched = yield* sql`
-      INSERT INTO run_activity (tenant, run_id, case_id, updated_at)
-      VALUES (${tenant}, ${run}, ${lastCase}, ${now})
-      ON CONFLICT (tenant, run_id) DO UPDATE
-         SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id)
-      RETURNING run_id`
-      if (touched.length === 0) return yield* notWritten(`activity of ${run}`)
-      return records
+      return built.map((b) => b.record)
     })
 
   /**
@@ -574,6 +702,26 @@ const JournalRow = Schema.Struct({
 type JournalRow = typeof JournalRow.Type
 
 const EpochRow = Schema.Struct({ epoch: Int8 })
+const StateRow = Schema.Struct({
+  epoch: Schema.NullOr(Int8),
+  sealed: Schema.NullOr(Journal.RunOutcome),
+  head_seq: Schema.NullOr(Int8),
+  head_hash: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+})
+const WrittenRow = Schema.Struct({ written: Int8, touched: Int8 })
+
+/** `f` computed once per argument: the statements built per batch length. */
+const memo = <A>(f: (n: number) => A) => {
+  const built = new Map<number, A>()
+  return (n: number): A => {
+    let a = built.get(n)
+    if (a === undefined) {
+      a = f(n)
+      built.set(n, a)
+    }
+    return a
+  }
+}
 const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
 const HeadRow = Schema.Struct({ seq: Int8, hash: Schema.Uint8ArrayFromSelf })
 const LeaseRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8 })
