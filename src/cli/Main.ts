@@ -80,6 +80,14 @@ const main = (
   )
 }
 
+// runMain turns the first SIGINT or SIGTERM into interruption and then drops its listeners, so a
+// second signal would kill the process mid-shutdown with the store still open. Ctrl-C under
+// `npm start` always sends two (the terminal signals the whole group, and npm forwards its own
+// to node): once stopping, further signals are ignored. SIGKILL still forces a stop.
+const ignore = () => {}
+process.on("SIGINT", ignore)
+process.on("SIGTERM", ignore)
+
 main(process.argv).pipe(
   Effect.tapErrorCause(Report.report),
   Report.plainInPipes,
