@@ -38,14 +38,16 @@ export const blobs = Options.text("blobs").pipe(
 /** `--keys`: the key ring's database, a SQLite file or a postgres:// URL. */
 export const keys = Options.text("keys").pipe(
   Options.withDescription(
-    "the key ring's database: SQLite file or postgres:// URL (env AGENTPLANE_KEYS); the KEK from AGENTPLANE_KEK or --kek-file",
+    "the key ring's database: SQLite file or postgres:// URL (env AGENTPLANE_KEYS); the KEK from AGENTPLANE_KEK or --kek-file; absent: only blobs are classified",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_KEYS")),
   Options.optional,
 )
 
 export const kekFile = Options.file("kek-file").pipe(
-  Options.withDescription("file holding the key-encryption key, 32 bytes in base64 (env AGENTPLANE_KEK_FILE)"),
+  Options.withDescription(
+    "file holding the key-encryption key, 32 bytes in base64 (env AGENTPLANE_KEK_FILE); absent: the KEK is AGENTPLANE_KEK",
+  ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_KEK_FILE")),
   Options.optional,
 )
