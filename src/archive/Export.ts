@@ -12,7 +12,7 @@
  * appended while an export runs may or may not appear; export a quiescent tenant (or accept
  * that the export shows each run as it was when that run was read).
  */
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import { Chunk, Effect, Option, Stream } from "effect"
 import type { Case } from "../domain/Case.js"
 import * as Digest from "../domain/Digest.js"
 import type { CaseId, RunId } from "../domain/Ids.js"
@@ -63,8 +63,9 @@ export const lines = (
               Effect.map((page): readonly [Chunk.Chunk<string>, Option.Option<number>] => {
                 const out: Array<string> = []
                 for (const record of page) {
-                  const checked = Journal.checkVerbatim(record, head)
-                  if (Either.isLeft(checked)) return [Chunk.unsafeFromArray(out), stop(head.seq + 1, checked.left)]
+                  // The store decoded the body (and named its run and seq); the chain is checked here.
+                  const broken = Journal.continues(record, head)
+                  if (broken !== undefined) return [Chunk.unsafeFromArray(out), stop(head.seq + 1, broken)]
                   out.push(Format.recordLine(record))
                   if (record.seq === 1) runs += 1
                   head = { seq: record.seq, hash: record.hash }

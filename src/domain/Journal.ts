@@ -316,15 +316,22 @@ export const checkVerbatim = (
   record: Verbatim,
   head: Head,
 ): Either.Either<Position & { readonly kind: Kind }, string> => {
-  if (record.seq !== head.seq + 1) return Either.left(`seq ${record.seq} does not follow ${head.seq}`)
-  if (record.prevHash !== head.hash) return Either.left("prev_hash is not the hash of the record before")
-  if (record.raw.length > MAX_RECORD_BYTES)
-    return Either.left(`raw is ${record.raw.length} bytes, over the ${MAX_RECORD_BYTES}-byte limit`)
-  if (chainDigest(record.prevHash, record.raw) !== record.hash)
-    return Either.left("hash is not SHA-256(prev_hash ‖ raw): the bytes were changed")
+  const broken = continues(record, head)
+  if (broken !== undefined) return Either.left(broken)
   const body = parseBody(record.raw)
   if (Either.isLeft(body)) return body
   if (body.right.run !== record.run || body.right.seq !== record.seq)
     return Either.left(`the body names ${body.right.run}/${body.right.seq}`)
   return body
+}
+
+/** The chain half of `checkVerbatim`, for a record whose body is already decoded: why it does not continue `head`, or nothing. */
+export const continues = (record: Verbatim, head: Head): string | undefined => {
+  if (record.seq !== head.seq + 1) return `seq ${record.seq} does not follow ${head.seq}`
+  if (record.prevHash !== head.hash) return "prev_hash is not the hash of the record before"
+  if (record.raw.length > MAX_RECORD_BYTES)
+    return `raw is ${record.raw.length} bytes, over the ${MAX_RECORD_BYTES}-byte limit`
+  if (chainDigest(record.prevHash, record.raw) !== record.hash)
+    return "hash is not SHA-256(prev_hash ‖ raw): the bytes were changed"
+  return undefined
 }
