@@ -11,7 +11,7 @@
  * by a sweep once its lease lapses; a client that gave an admission key retries safely.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Context, Effect, Option, Schema } from "effect"
+import { Context, Effect, Option, ParseResult, Schema } from "effect"
 import * as CorrelationKey from "../../domain/CorrelationKey.js"
 import type { RunId } from "../../domain/Ids.js"
 import * as Run from "../../domain/Run.js"
@@ -68,9 +68,21 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
               }`,
             })
           }
-          const input = yield* Schema.decodeUnknown(def.input, { errors: "all", onExcessProperty: "error" })(
+          // `Any`'s schema would infer an unknown context; a definition's input schema needs none.
+          const schema = def.input as Schema.Schema<unknown, unknown, never>
+          const input = yield* Schema.decodeUnknown(schema, { errors: "all", onExcessProperty: "error" })(
             payload.input,
-          ).pipe(Effect.mapError((e) => new InvalidRequest({ message: `input: ${e.message}` })))
+          ).pipe(
+            // One `input.<path>: <problem>` per issue, as the other routes name their fields.
+            Effect.mapError(
+              (e) =>
+                new InvalidRequest({
+                  message: ParseResult.ArrayFormatter.formatErrorSync(e)
+                    .map((issue) => `${["input", ...issue.path].join(".")}: ${issue.message}`)
+                    .join("; "),
+                }),
+            ),
+          )
           return yield* Effect.gen(function* () {
             const { run, admitted } = yield* admit(runtime, def, input, payload, caller.actor)
             const head = yield* known(run)
