@@ -1,6 +1,7 @@
 /**
  * BatchStore over `SqlClient`: one implementation for PostgreSQL and SQLite. Every statement is
- * one text for both; the reservation race is settled by the primary key, then a read back.
+ * one text for both (the capped sum is `Dialect`'s); the reservation race is settled by the
+ * primary key, and the loser reads the winner's row back.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer, Option, Schema } from "effect"
@@ -16,18 +17,25 @@ import * as Sql from "./internal/Sql.js"
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
-  // The two-argument minimum is LEAST on pg; SQLite's MIN with two arguments is the scalar form.
-  // Written as a literal: better-sqlite3 may bind a large number as a REAL.
-  const maxSafe = sql.literal(String(Number.MAX_SAFE_INTEGER))
+  const cappedSum = (column: "tokens" | "minor") => sql.literal(dialect.cappedSum(column))
+
   /**
-   * A column's sum, saturating at MAX_SAFE_INTEGER. pg: SUM(bigint) is numeric and cannot
-   * overflow. sqlite: integer SUM raises an error past 2^63 before any cap applies, so TOTAL
-   * (a double) is capped instead; below the cap every partial sum is an exact integer.
+   * The primary key arbitrates: a repeat inserts nothing, so the first run and its journal stay
+   * the item's, and no effect is performed twice under a second run. A fresh item comes back from
+   * the insert itself; an empty answer means it was there already (or a concurrent reserver's
+   * insert won, which the ON CONFLICT waited for), and `selectItem` reads what stands.
    */
-  const cappedSum = (column: "tokens" | "minor") =>
-    dialect.name === "pg"
-      ? sql`LEAST(COALESCE(SUM(${sql(column)}), 0), ${maxSafe})`
-      : sql`CAST(MIN(TOTAL(${sql(column)}), ${maxSafe}) AS INTEGER)`
+  const insertItem = dialect.query(ItemRow, "batch_items", { named: true })`
+    INSERT INTO batch_items (tenant, batch_id, item_key, run_id)
+    VALUES (${0}, ${1}, ${2}, ${3})
+    ON CONFLICT (tenant, batch_id, item_key) DO NOTHING
+    RETURNING item_key, run_id, outcome, detail, tokens, minor`
+
+  const recordItem = dialect.command({ named: true })`
+    UPDATE batch_items
+       SET outcome = ${0}, detail = ${1}, tokens = ${2}, minor = ${3}
+     WHERE tenant = ${4} AND batch_id = ${5} AND item_key = ${6}
+    RETURNING item_key`
 
   const selectItem = (tenant: string, batch: string, key: string) =>
     sql`
@@ -89,41 +97,33 @@ export const make = Effect.gen(function* () {
         return rows[0]?.exhausted ?? false
       }).pipe(Sql.orBackend),
 
-    reserve: (batch, key, run) =>
+    reserve: Sql.verb((tenant, batch: string, key: string, run: RunId) =>
       Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const [item] = yield* dialect
-          .write(
-            Effect.gen(function* () {
-              // The primary key arbitrates: a repeat inserts nothing, so the first run and its
-              // journal stay the item's, and no effect is performed twice under a second run.
-              yield* sql`
-                INSERT INTO batch_items (tenant, batch_id, item_key, run_id)
-                VALUES (${tenant}, ${batch}, ${key}, ${run})
-                ON CONFLICT (tenant, batch_id, item_key) DO NOTHING`
-              return yield* selectItem(tenant, batch, key)
-            }),
-          )
-          .pipe(
-            // The foreign key is the existence check for the batch, inside the insert itself.
-            Sql.catchSql(Sql.isForeignKeyViolation, () => Effect.fail(new NotFound({ what: batch }))),
-          )
+        const fresh = yield* insertItem(tenant, batch, key, run).pipe(
+          // The foreign key is the existence check for the batch, inside the insert itself.
+          Sql.catchSql(Sql.isForeignKeyViolation, () => Effect.fail(new NotFound({ what: batch }))),
+        )
+        const [item] = fresh.length > 0 ? yield* Effect.forEach(fresh, toItem) : yield* selectItem(tenant, batch, key)
         if (item === undefined) return yield* new Backend({ detail: `item ${batch}/${key} vanished after its insert` })
         return item
-      }).pipe(Sql.orBackend),
+      }),
+    ),
 
-    record: (batch, key, outcome, spend) =>
+    record: Sql.verb((tenant, batch: string, key: string, outcome: Parameters<typeof tagOf>[0], spend: Quota.Spend) =>
       Effect.gen(function* () {
-        const tenant = yield* Tenant
         // Overwrites, never adds: a resumed item reports its whole spend again.
-        const written = yield* sql`
-          UPDATE batch_items
-             SET outcome = ${tagOf(outcome)}, detail = ${Option.getOrNull(detailOf(outcome))},
-                 tokens = ${spend.tokens}, minor = ${spend.minorUnits}
-           WHERE tenant = ${tenant} AND batch_id = ${batch} AND item_key = ${key}
-          RETURNING item_key`
-        if (written.length === 0) return yield* new NotFound({ what: `${batch}/${key}` })
-      }).pipe(Sql.orBackend),
+        const written = yield* recordItem(
+          tagOf(outcome),
+          Option.getOrNull(detailOf(outcome)),
+          spend.tokens,
+          spend.minorUnits,
+          tenant,
+          batch,
+          key,
+        )
+        if (written === 0) return yield* new NotFound({ what: `${batch}/${key}` })
+      }),
+    ),
 
     cursor: (batch) =>
       Effect.gen(function* () {

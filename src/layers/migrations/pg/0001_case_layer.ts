@@ -57,7 +57,8 @@ export const statements: ReadonlyArray<string> = [
     FOREIGN KEY (tenant, case_id) REFERENCES cases (tenant, case_id) ON DELETE CASCADE
   )`,
 
-  // Serves `attachRun` (MAX+1 position) and `case`'s run order; two concurrent attaches cannot share a position.
+  // Serves `case`'s run order, and is the last line under `attachRun`: positions come from
+  // `cases.runs_next` read under the case row's lock, so two attaches never compute the same one.
   `CREATE UNIQUE INDEX IF NOT EXISTS case_runs_order
     ON case_runs (tenant, case_id, seq)`,
 
