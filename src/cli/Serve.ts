@@ -61,6 +61,13 @@ const metricsTokenDigest = Options.text("metrics-token-digest").pipe(
   Options.optional,
 )
 
+const docsCredential = Options.boolean("docs-credential").pipe(
+  Options.withDescription(
+    "/docs and /openapi.json need a bearer credential of the table (env AGENTPLANE_DOCS_CREDENTIAL); default off: public, as they show the API's shape and no tenant's data",
+  ),
+  Options.withFallbackConfig(Config.boolean("AGENTPLANE_DOCS_CREDENTIAL")),
+)
+
 const sweepEvery = Options.integer("sweep-every").pipe(
   Options.withDescription(
     "sweep every tenant of the credential table every <secs> seconds (env AGENTPLANE_SWEEP_EVERY); default 0: sweeping is scheduled outside, e.g. `agentplane sweep` from cron",
@@ -78,6 +85,8 @@ export interface ServeOptions {
   readonly sweepEvery?: number
   readonly eventGrace?: number
   readonly metricTenant?: boolean
+  /** `--docs-credential`: `/docs` and `/openapi.json` need a credential (`Docs.ts`). */
+  readonly docsCredential?: boolean
   readonly timeouts?: Store.Timeouts
   /** `--runs`: the module of run definitions to register and start (`Definitions.ts`). */
   readonly runs?: Option.Option<string>
@@ -167,6 +176,7 @@ export const layer = (options: ServeOptions) =>
       readiness: Store.isPostgres(store) ? Readiness.layerPg(store) : Readiness.layerSqlite(store),
       scrapeDigests,
       metricTenant: options.metricTenant ?? false,
+      docs: { credential: options.docsCredential ?? false },
     }).pipe(
       Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
       Layer.provideMerge(Store.layer(store, options.timeouts)),
@@ -246,6 +256,7 @@ export const command = Command.make(
     leaseTtl: Definitions.leaseTtl,
     logLevel,
     metricsTokenDigest,
+    docsCredential,
   },
   serve,
 ).pipe(Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"))

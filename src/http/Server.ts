@@ -11,7 +11,7 @@
  * duplicated key, a lone surrogate or too deep a nesting are 422.
  */
 import { createServer } from "node:http"
-import { HttpApiBuilder, HttpApiScalar, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpMethod, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
@@ -25,6 +25,7 @@ import * as Authentication from "./Authentication.js"
 import type { Authorizer } from "./Authorizer.js"
 import * as Body from "./Body.js"
 import type { Credentials } from "./Credentials.js"
+import * as Docs from "./Docs.js"
 import * as Admin from "./handlers/Admin.js"
 import * as Cases from "./handlers/Cases.js"
 import * as Events from "./handlers/Events.js"
@@ -61,6 +62,8 @@ export interface Options {
   readonly scrapeDigests?: ReadonlyArray<Digest.Digest>
   /** Label the metrics by tenant (the census gauges and the request counter); default off. */
   readonly metricTenant?: boolean
+  /** Whether `/docs` and `/openapi.json` need a credential (`Docs.ts`); default public. */
+  readonly docs?: Docs.Options
 }
 
 /** Every group's handlers. */
@@ -86,8 +89,9 @@ export const refusals = HttpApiBuilder.middleware(Api, (app) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     // Refused on the declared length, before reading: reading past the limit makes the platform
     // destroy the socket, and the client would see a reset instead of the 413.
+    // Only a method that carries a body: a GET is never read, so the document lists no 413 there.
     const declared = Number(request.headers["content-length"] ?? "0")
-    if (declared > MAX_BODY_BYTES) return yield* tooLarge
+    if (declared > MAX_BODY_BYTES && HttpMethod.hasBody(request.method)) return yield* tooLarge
     // Every route reads its body through `Body.strict`: charset, UTF-8 and strict JSON.
     return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, Body.strict(request))
   }).pipe(
@@ -119,8 +123,7 @@ export const layerWith = (
       Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
     )
     .pipe(
-      Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
-      Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+      Layer.provide(Docs.layer(options.docs)),
       Layer.provide(refusals),
       Layer.provide(
         Layer.provide(

@@ -108,6 +108,8 @@ export const withServer = <A, E, R>(
     readonly stores?: Layer.Layer<Stores.Stores, BackendError>
     /** Definitions the server's runtime registers (none by default). */
     readonly definitions?: ReadonlyArray<RunDefinition.Any>
+    /** Whether `/docs` and `/openapi.json` need a credential (default public). */
+    readonly docs?: Server.Options["docs"]
     /** What `/readyz` probes; by default always ready (the readiness tests pass a real probe). */
     readonly readiness?: Layer.Layer<Readiness.Readiness>
     /** `--metric-tenant`; off by default. */
@@ -144,6 +146,7 @@ export const withServer = <A, E, R>(
         readiness: options.readiness ?? Readiness.layerAlways,
         scrapeDigests: [Credentials.digest(scrapeToken)],
         metricTenant: options.metricTenant ?? false,
+        ...(options.docs === undefined ? {} : { docs: options.docs }),
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(Policy.layerJson(JSON.stringify(policy), "test")),
