@@ -35,8 +35,10 @@ export const layerLogger = (options: {
   readonly level: Level
   readonly write?: (line: string) => void
 }): Layer.Layer<never> =>
-  Layer.merge(
+  Layer.mergeAll(
     Logger.replace(Logger.defaultLogger, Logger.map(Logger.jsonLogger, options.write ?? writeStdout)),
+    // `NodeRuntime.runMain` adds the pretty logger beside the default one: off, or every line twice.
+    Logger.remove(Logger.prettyLoggerDefault),
     Logger.minimumLogLevel(LEVELS[options.level]),
   )
 
