@@ -58,23 +58,37 @@ export const lines = (
             unreadable.push({ run, seq, detail })
             return Option.none<number>()
           }
+          /** The page's lines up to the first record that does not continue the chain; `more` when the page was full. */
+          const emit = (page: ReadonlyArray<Journal.Record>, more: boolean) => {
+            const out: Array<string> = []
+            for (const record of page) {
+              // The store decoded the body (and named its run and seq); the chain is checked here.
+              const broken = Journal.continues(record, head)
+              if (broken !== undefined) return [Chunk.unsafeFromArray(out), stop(head.seq + 1, broken)] as const
+              out.push(Format.recordLine(record))
+              if (record.seq === 1) runs += 1
+              head = { seq: record.seq, hash: record.hash }
+            }
+            return [Chunk.unsafeFromArray(out), more ? Option.some(head.seq + 1) : Option.none<number>()] as const
+          }
           return Stream.paginateChunkEffect(1, (from: number) =>
             journal.readPage(run, from, PAGE).pipe(
-              Effect.map((page): readonly [Chunk.Chunk<string>, Option.Option<number>] => {
-                const out: Array<string> = []
-                for (const record of page) {
-                  // The store decoded the body (and named its run and seq); the chain is checked here.
-                  const broken = Journal.continues(record, head)
-                  if (broken !== undefined) return [Chunk.unsafeFromArray(out), stop(head.seq + 1, broken)]
-                  out.push(Format.recordLine(record))
-                  if (record.seq === 1) runs += 1
-                  head = { seq: record.seq, hash: record.hash }
-                }
-                return [Chunk.unsafeFromArray(out), page.length < PAGE ? Option.none() : Option.some(head.seq + 1)]
-              }),
-              // A body that does not decode names its seq; the records before it are already out.
+              Effect.map((page) => emit(page, page.length === PAGE)),
+              // A body that does not decode fails its whole page: the records before it are read
+              // again without it, so the run is exported up to the damage, as the trailer says.
               Effect.catchTag("Corrupt", (e) =>
-                Effect.succeed([Chunk.empty<string>(), stop(e.seq > 0 ? e.seq : head.seq + 1, e.detail)] as const),
+                e.seq > from
+                  ? journal.readPage(run, from, e.seq - from).pipe(
+                      Effect.map((page) => {
+                        const [lines, next] = emit(page, false)
+                        // A chain break before the damage was already listed by `emit`.
+                        return [lines, head.seq === e.seq - 1 ? stop(e.seq, e.detail) : next] as const
+                      }),
+                      Effect.catchTag("Corrupt", (again) =>
+                        Effect.succeed([Chunk.empty<string>(), stop(again.seq || from, again.detail)] as const),
+                      ),
+                    )
+                  : Effect.succeed([Chunk.empty<string>(), stop(e.seq > 0 ? e.seq : from, e.detail)] as const),
               ),
             ),
           )
