@@ -88,6 +88,22 @@ const ignore = () => {}
 process.on("SIGINT", ignore)
 process.on("SIGTERM", ignore)
 
+// Under `npx agentplane …` (npm sets npm_command=exec) node is the child of a shell that npx's
+// forwarded SIGTERM kills without passing it on, so npx exits and node would keep serving with
+// init as its parent. Whoever stopped the wrapper meant to stop the command: when the parent
+// goes, this process stops itself the way SIGTERM would. Only under npx, since elsewhere an
+// orphan can be meant (`nohup agentplane serve &` and the shell logs out).
+if (process.env.npm_command === "exec") {
+  const parent = process.ppid
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(watch)
+    process.kill(process.pid, "SIGTERM")
+  }, 500)
+  // Never what keeps the process alive: a verb that is done exits.
+  watch.unref()
+}
+
 main(process.argv).pipe(
   Effect.tapErrorCause(Report.report),
   Report.plainInPipes,

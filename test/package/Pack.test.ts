@@ -11,8 +11,7 @@
  * - `--ignore-scripts`: the one production dependency with an install script is better-sqlite3,
  *   which compiles SQLite for ~90 s (no prebuilt binary is reachable offline). Its compiled
  *   addon is copied from this repository's node_modules, built by `npm ci` for this very node.
- * The server is started through `npx`, as a user would; stopping it is the README's other case:
- * SIGTERM to the whole process group, as a terminal's Ctrl-C or a container stop sends it.
+ * The server is started through `npx`, as a user would, and stopped by SIGTERM to npx's pid.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -175,7 +174,7 @@ describe("the packed package", () => {
   })
 })
 
-/** `server` answers on the embedded default, then stops on SIGTERM to its group, freeing the port. */
+/** `server` answers on the embedded default, then stops on SIGTERM to npx's pid, freeing the port. */
 const serves = async (server: Process.Run, dir: string) => {
   const url = await Process.listening(server)
   assert.match(server.stdout(), /\(store \.\/agentplane\.db\)/)
@@ -186,7 +185,9 @@ const serves = async (server: Process.Run, dir: string) => {
   assert.strictEqual(typeof (await runs.json()), "object")
   assert.isTrue(existsSync(join(dir, "agentplane.db")), "the embedded default store is in the project")
 
-  Process.killGroup(server, "SIGTERM")
+  // SIGTERM to npx's pid alone: its shell dies of it without passing it on, and the server,
+  // orphaned, stops itself (Main.ts) instead of serving on.
+  Process.signal(server, "SIGTERM")
   await Process.groupGone(server)
   assert.match(server.stdout(), /agentplane stopping[^\n]*\nagentplane stopped\n/)
   assert.isTrue(await Process.portFree(Number(new URL(url).port)), "the port is free again")

@@ -66,8 +66,9 @@ const scratch = (name: string): string => {
 
 const tsFile = (block: Blocks.Block) => `readme-${block.line}.ts`
 
+// --norc: node's stdin pipe is a socket, which bash takes for sshd and so reads /etc/bash.bashrc.
 const bash = (script: string, cwd: string) =>
-  Process.start("bash", ["-euo", "pipefail", "-c", script], { cwd, env: { NO_COLOR: "1" } })
+  Process.start("bash", ["--norc", "--noprofile", "-euo", "pipefail", "-c", script], { cwd, env: { NO_COLOR: "1" } })
 
 /** A new, empty PostgreSQL database on the tests' server, dropped by `drop`. */
 const freshPg = async () => {
