@@ -12,9 +12,13 @@
  * - a task's justification (summary, proposed action, evidence).
  * Structure stays in the clear: ids, kinds, steps, keys, outcomes, deadlines, hashes.
  *
- * Decisions: `importCase` writes the state it is given verbatim (a restore brings ciphertext
- * and must not seal it twice). `verify`, `head` and every index pass through untouched. Export
- * reads the undecorated stores, so it never decrypts (§9.2).
+ * Decisions: `importCase` and `importRecords` write what they are given verbatim (a restore
+ * brings ciphertext and must not seal it twice). `readPage` opens like `read`; the archive uses
+ * only `raw` and the hashes, and the CLI's export reads the undecorated stores, so it never
+ * decrypts (§9.2). `verify`, `head` and every index pass through untouched. A record's 1 MiB
+ * limit counts the sealed body, about 4/3 of the plain one (base64). A value is opened only under
+ * the scope of the place it was read from. Sealed data restored into another tenant does not
+ * open there: keys and boxes are bound to the tenant, and moving keys is not built.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Case } from "../domain/Case.js"
@@ -48,7 +52,8 @@ export const SEALED_FIELDS: { readonly [K in Journal.KindTag]?: ReadonlyArray<st
 export const decorate =
   (ring: typeof KeyRing.Service) =>
   <S extends Stores>(context: Context.Context<S>): Context.Context<S> => {
-    const sealer = Sealer.make(ring)
+    // A fresh sealer per verb, so key lookups are cached for one verb only.
+    const sealer = () => Sealer.make(ring)
     return context.pipe(
       Context.add(JournalStore, journal(Context.get(context as Context.Context<Stores>, JournalStore), sealer)),
       Context.add(CaseStore, cases(Context.get(context as Context.Context<Stores>, CaseStore), sealer)),
@@ -88,20 +93,20 @@ const mapKind = (kind: Journal.Kind, via: Via) =>
 
 const scopeOfPosition = (run: RunId, kase: Option.Option<string>) => Option.getOrElse(kase, () => run as string)
 
-const journal = (inner: typeof JournalStore.Service, sealer: Sealer.Sealer): typeof JournalStore.Service => {
-  const sealBatch = (run: RunId, batch: Batch) =>
+const journal = (inner: typeof JournalStore.Service, sealer: () => Sealer.Sealer): typeof JournalStore.Service => {
+  const sealBatch = (s: Sealer.Sealer, run: RunId, batch: Batch) =>
     Effect.forEach(
       batch,
       (entry) =>
         Effect.map(
-          mapKind(entry.kind, (v) => sealer.seal(scopeOfPosition(run, entry.case), v)),
+          mapKind(entry.kind, (v) => s.seal(scopeOfPosition(run, entry.case), v)),
           (kind) => new Journal.Append({ ...entry, kind }),
         ),
       // forEach keeps the length, so a non-empty batch stays non-empty.
     ).pipe(Effect.map((sealed) => sealed as unknown as Batch))
-  const openRecords = (records: ReadonlyArray<Journal.Record>) =>
+  const openRecords = (s: Sealer.Sealer) => (records: ReadonlyArray<Journal.Record>) =>
     Effect.forEach(records, (record) =>
-      mapKind(record.kind, sealer.open).pipe(
+      mapKind(record.kind, s.open(scopeOfPosition(record.run, record.case))).pipe(
         // A payload that does not open is damage at that record: name its seq.
         Effect.mapError((e) => (e._tag === "Corrupt" ? new Corrupt({ detail: e.detail, seq: record.seq }) : e)),
         Effect.map((kind) => new Journal.Record({ ...record, kind })),
@@ -110,35 +115,49 @@ const journal = (inner: typeof JournalStore.Service, sealer: Sealer.Sealer): typ
   return {
     ...inner,
     append: (run, epoch, batch) =>
-      Effect.flatMap(sealBatch(run, batch), (sealed) => inner.append(run, epoch, sealed)).pipe(
-        Effect.flatMap(openRecords),
-      ),
+      Effect.suspend(() => {
+        const s = sealer()
+        return Effect.flatMap(sealBatch(s, run, batch), (sealed) => inner.append(run, epoch, sealed)).pipe(
+          Effect.flatMap(openRecords(s)),
+        )
+      }),
     seal: (run, epoch, outcome, last) =>
       last === undefined
         ? inner.seal(run, epoch, outcome)
-        : Effect.flatMap(sealBatch(run, last), (sealed) => inner.seal(run, epoch, outcome, sealed)),
-    read: (run, from) => Effect.flatMap(inner.read(run, from), openRecords),
-    caseHistory: (kase, limit) => Effect.flatMap(inner.caseHistory(kase, limit), openRecords),
+        : Effect.suspend(() =>
+            Effect.flatMap(sealBatch(sealer(), run, last), (sealed) => inner.seal(run, epoch, outcome, sealed)),
+          ),
+    read: (run, from) => Effect.flatMap(inner.read(run, from), (records) => openRecords(sealer())(records)),
+    // Opened like `read`: the archive uses only `raw` and the hashes, which are the stored ones.
+    readPage: (run, from, limit) =>
+      Effect.flatMap(inner.readPage(run, from, limit), (records) => openRecords(sealer())(records)),
+    caseHistory: (kase, limit) =>
+      Effect.flatMap(inner.caseHistory(kase, limit), (records) => openRecords(sealer())(records)),
   }
 }
 
-const cases = (inner: typeof CaseStore.Service, sealer: Sealer.Sealer): typeof CaseStore.Service => {
-  const openCase = (kase: Case) => Effect.map(sealer.open(kase.state), (state) => new CaseClass({ ...kase, state }))
+const cases = (inner: typeof CaseStore.Service, sealer: () => Sealer.Sealer): typeof CaseStore.Service => {
+  const openCase = (s: Sealer.Sealer) => (kase: Case) =>
+    Effect.map(s.open(kase.id)(kase.state), (state) => new CaseClass({ ...kase, state }))
   return {
     ...inner,
     case: (id) =>
       Effect.flatMap(
         inner.case(id),
-        Option.match({ onNone: () => Effect.succeedNone, onSome: (c) => Effect.asSome(openCase(c)) }),
+        Option.match({ onNone: () => Effect.succeedNone, onSome: (c) => Effect.asSome(openCase(sealer())(c)) }),
       ),
-    cases: (after, limit) => Effect.flatMap(inner.cases(after, limit), Effect.forEach(openCase)),
-    byStatus: (status, limit) => Effect.flatMap(inner.byStatus(status, limit), Effect.forEach(openCase)),
+    cases: (after, limit) =>
+      Effect.flatMap(inner.cases(after, limit), (all) => Effect.forEach(all, openCase(sealer()))),
+    byStatus: (status, limit) =>
+      Effect.flatMap(inner.byStatus(status, limit), (all) => Effect.forEach(all, openCase(sealer()))),
     putState: (kase, expected, state) =>
-      Effect.flatMap(sealer.seal(kase, state), (sealed) => inner.putState(kase, expected, sealed)),
+      Effect.suspend(() =>
+        Effect.flatMap(sealer().seal(kase, state), (sealed) => inner.putState(kase, expected, sealed)),
+      ),
   }
 }
 
-const tasks = (inner: typeof TaskStore.Service, sealer: Sealer.Sealer): typeof TaskStore.Service => {
+const tasks = (inner: typeof TaskStore.Service, sealer: () => Sealer.Sealer): typeof TaskStore.Service => {
   const mapTask = (task: Task, via: Via) =>
     Effect.gen(function* () {
       const j = task.justification
@@ -154,15 +173,21 @@ const tasks = (inner: typeof TaskStore.Service, sealer: Sealer.Sealer): typeof T
       return new Task({ ...task, justification })
     })
   const scope = (task: Task) => scopeOfPosition(task.run, task.case)
-  const openTask = (task: Task) => mapTask(task, sealer.open)
-  const openAll = Effect.forEach(openTask)
+  const openTask = (task: Task) => mapTask(task, sealer().open(scope(task)))
+  const openAll = (all: ReadonlyArray<Task>) => {
+    const s = sealer()
+    return Effect.forEach(all, (task) => mapTask(task, s.open(scope(task))))
+  }
   return {
     ...inner,
     open: (task) =>
-      Effect.flatMap(
-        mapTask(task, (v) => sealer.seal(scope(task), v)),
-        (sealed) => Effect.flatMap(inner.open(sealed), openTask),
-      ),
+      Effect.suspend(() => {
+        const s = sealer()
+        return Effect.flatMap(
+          mapTask(task, (v) => s.seal(scope(task), v)),
+          (sealed) => Effect.flatMap(inner.open(sealed), (stored) => mapTask(stored, s.open(scope(stored)))),
+        )
+      }),
     task: (id) =>
       Effect.flatMap(
         inner.task(id),

@@ -57,7 +57,9 @@ const copyRows = (s: Seeded) =>
 
 /** What each sealed value of a copy opens to through the live key ring (a destroyed scope's stays sealed). */
 const openAll = (values: ReadonlyArray<string>) =>
-  Effect.flatMap(KeyRing, (ring) => Effect.forEach(values, (v) => Sealer.make(ring).open(v)))
+  Effect.flatMap(KeyRing, (ring) =>
+    Effect.forEach(values, (v) => Sealer.make(ring).open(Either.getOrThrow(Sealed.scopeOf(v)))(v)),
+  )
 
 const suite = (name: string, backend: () => Backend.Backend, backup: boolean) =>
   describe(`eraseCase (${name})`, () => {

@@ -9,7 +9,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import type { Digest } from "../../src/domain/Digest.js"
-import { type CaseId, generateRunId, type RunId } from "../../src/domain/Ids.js"
+import { type CaseId, type Epoch, generateRunId, type RunId } from "../../src/domain/Ids.js"
 import type { Json } from "../../src/domain/Json.js"
 import * as Time from "../../src/domain/Time.js"
 import * as Kek from "../../src/erasure/Kek.js"
@@ -42,6 +42,8 @@ export const world = (backend: Backend.Backend, kek = Kek.make(randomBytes(32)))
 export interface Seeded {
   readonly kase: CaseId
   readonly run: RunId
+  /** The epoch of the run's lease, still held. */
+  readonly epoch: Epoch
   readonly blobs: ReadonlyArray<Digest>
   readonly secret: string
 }
@@ -81,6 +83,6 @@ export const seed = (secret: string, blobCount = 1) =>
         yield* cases.linkBlob(kase, digest, at(2 + i))
         digests.push(digest)
       }
-      return { kase, run, blobs: digests, secret } satisfies Seeded
+      return { kase, run, epoch: lease.epoch, blobs: digests, secret } satisfies Seeded
     }),
   )
