@@ -62,7 +62,13 @@ export const load = (path: string): Effect.Effect<Loaded, RunsInvalid> =>
     const url = pathToFileURL(resolve(path)).href
     const imported = yield* Effect.tryPromise({
       try: () => import(url) as Promise<Record<string, unknown>>,
-      catch: (e) => refuse(path, `cannot be imported: ${e instanceof Error ? e.message : String(e)}`),
+      catch: (e) =>
+        refuse(
+          path,
+          (e as { readonly code?: unknown }).code === "ERR_UNKNOWN_FILE_EXTENSION"
+            ? "is TypeScript, which plain node cannot import: give its built .js (npm run build puts examples/refund/Serve.ts at dist/examples/refund/Serve.js) or run the server under tsx"
+            : `cannot be imported: ${e instanceof Error ? e.message : String(e)}`,
+        ),
     })
     const module = imported.default ?? imported.runs
     if (typeof module !== "object" || module === null) {

@@ -1,0 +1,2 @@
+/** A `--runs` module with no definitions, which `serve` refuses. */
+export default { definitions: [] }
