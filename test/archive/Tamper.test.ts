@@ -69,6 +69,17 @@ const damages: ReadonlyArray<Damage> = [
     }),
   },
   {
+    // A lenient decoder skips the stray character and the chain still verifies: only strict base64 sees it.
+    name: "a character base64 does not have inserted into raw",
+    plant: (lines) => {
+      const i = nthRecord(lines, 3, 0)
+      const line = lines[i] ?? ""
+      const at = line.indexOf('"raw":"') + 10
+      return replace(lines, i, `${line.slice(0, at)}*${line.slice(at)}`)
+    },
+    expect: (lines) => ({ line: nthRecord(lines, 3, 0) + 1, detail: /canonical base64/ }),
+  },
+  {
     name: "a dropped record line inside a run",
     plant: (lines) => lines.filter((_, i) => i !== nthRecord(lines, 10)),
     expect: (lines) => ({
