@@ -8,7 +8,7 @@ import { QuotaStore } from "../../src/services/QuotaStore.js"
 import { NOW, type Op, runId } from "../Op.js"
 import { pick } from "../Raw.js"
 
-const LOCK = `SELECT pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $2::text, 0))`
+const LOCK = `SELECT pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $1::text, 0))`
 const COUNT = `SELECT COUNT(*) AS n, COUNT(CASE WHEN run_id = $1 THEN 1 END) AS mine FROM quota_running WHERE tenant = $2`
 const ADMIT = `INSERT INTO quota_running (tenant, run_id, admitted_at) VALUES ($1, $2, $3) ON CONFLICT (tenant, run_id) DO NOTHING`
 const RELEASE = `DELETE FROM quota_running WHERE tenant = $1 AND run_id = $2`
@@ -28,7 +28,7 @@ export const reserveRelease: Op = {
       }),
     raw: async (raw, i) => {
       await raw.tx(async (q) => {
-        if (raw.dialect === "pg") await q(LOCK, [cell.tenant, cell.tenant])
+        if (raw.dialect === "pg") await q(LOCK, [cell.tenant], true)
         const [row] = await q(pick(raw, COUNT), [runId(i), cell.tenant])
         if (Number(row?.mine ?? 0) > 0) return
         if (Number(row?.n ?? 0) >= LIMIT) throw new Error("raw reserve: too many runs")

@@ -181,17 +181,14 @@ export const make = Effect.gen(function* () {
    * whichever commits second sees the first: the subscription is durable before its `claimFor`
    * starts, so a later acceptance elects it, and an earlier one has committed the event the
    * `claimFor` then reads. Keys are locked in one order, so two such transactions cannot deadlock.
-   * sqlite: the write lock `Dialect.write` takes already serialises them.
+   * sqlite: the write lock `Dialect.write` takes already serialises them (`Dialect.lockNames`).
    */
   const lockKeys = (tenant: string, kind: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
-    dialect.name === "pg"
-      ? Effect.forEach(
-          [...CorrelationKey.dedupe(keys)].sort(CorrelationKey.order),
-          (k) =>
-            sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${tenant}\u001f${kind}\u001f${k.namespace}\u001f${k.value}`}, 0))`,
-          { discard: true },
-        )
-      : Effect.void
+    dialect.lockNames(
+      [...CorrelationKey.dedupe(keys)]
+        .sort(CorrelationKey.order)
+        .map((k) => `${tenant}\u001f${kind}\u001f${k.namespace}\u001f${k.value}`),
+    )
 
   return EventStore.of({
     buffer: (event, at) =>

@@ -32,22 +32,10 @@ import * as Sql from "./internal/Sql.js"
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
-  // Lease, activity, admission and cancellation times are the backend's, in whole seconds. pg:
-  // `now()`, shared by every instance (FLOOR, because a cast to BIGINT rounds); sqlite: the process clock.
-  const now = sql.literal(
-    dialect.name === "pg"
-      ? "CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT)"
-      : "CAST(strftime('%s', 'now') AS INTEGER)",
-  )
-  // pg draws from a sequence; sqlite has none and takes MAX + 1, safe under its write lock.
-  const nextOrdinal = sql.literal(
-    dialect.name === "pg"
-      ? "nextval('run_conclusion_ordinal')"
-      : "(SELECT COALESCE(MAX(ordinal), 0) + 1 FROM run_outcome)",
-  )
-  const nextLogPosition = sql.literal(
-    dialect.name === "pg" ? "nextval('run_log_position')" : "(SELECT COALESCE(MAX(log_position), 0) + 1 FROM run_seal)",
-  )
+  // Lease, activity, admission and cancellation times are the backend's, in whole seconds.
+  const now = sql.literal(dialect.now)
+  const nextOrdinal = sql.literal(dialect.nextOrdinal)
+  const nextLogPosition = sql.literal(dialect.nextLogPosition)
 
   // Read inside `write`: on pg the row lock makes an acquire or a seal wait until this verb ends.
   const lockLease = (tenant: string, run: RunId) =>

@@ -15,23 +15,15 @@ import * as Sql from "./internal/Sql.js"
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
-  // The two-argument minimum is LEAST on pg; SQLite's MIN with two arguments is the scalar form.
-  const least = sql.literal(dialect.name === "pg" ? "LEAST" : "MIN")
+  const least = sql.literal(dialect.least)
   // Written as a literal: better-sqlite3 may bind a large number as a REAL.
   const maxSafe = sql.literal(String(Number.MAX_SAFE_INTEGER))
 
   /**
    * Serialises admissions of one tenant until the transaction ends. Two admissions insert two
-   * different rows, so no row lock would make them wait for each other; pg: a per-tenant
-   * transaction-scoped advisory lock (the length prefix keeps `a:b` and `a` + `:b` apart, other
-   * tenants are unaffected); sqlite: `Dialect.write` already holds the file's write lock.
+   * different rows, so no row lock would make them wait for each other (`Dialect.admissionLock`).
    */
-  const admissionLock = (tenant: string) =>
-    sql.onDialectOrElse({
-      pg: () =>
-        sql`SELECT pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(${tenant}::text) || ':' || ${tenant}::text, 0))`,
-      orElse: () => Effect.succeed([]),
-    })
+  const admissionLock = dialect.admissionLock
 
   return QuotaStore.of({
     reserve: (run, limit, at) =>
