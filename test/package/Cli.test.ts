@@ -6,9 +6,10 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { Option } from "effect"
+import { type Console, Effect, Option } from "effect"
 import { beforeAll, describe, it } from "vitest"
 import * as Help from "../../src/cli/Help.js"
+import * as Report from "../../src/cli/Report.js"
 import { assert } from "../support/Assert.js"
 import * as Process from "./Process.js"
 
@@ -104,5 +105,31 @@ describe("Help.requested", () => {
     assert.deepStrictEqual(Help.requested(["sweep", "--tenant", "a", "-h"], verbs), Option.some(Option.some("sweep")))
     assert.deepStrictEqual(Help.requested(["serve"], verbs), Option.none())
     assert.deepStrictEqual(Help.requested(["serve", "--", "--help"], verbs), Option.none())
+  })
+})
+
+describe("Report.plainConsole", () => {
+  const recording = () => {
+    const seen: Array<unknown> = []
+    const record = (...args: ReadonlyArray<unknown>) =>
+      Effect.sync(() => {
+        seen.push(...args)
+      })
+    return { seen, console: { ...Effect.runSync(Effect.console), log: record, error: record } as Console.Console }
+  }
+  const bold = `${ESC}[0;1mUSAGE${ESC}[0m`
+
+  it("takes ANSI escapes out of what goes to a stream that is not a terminal", () => {
+    const { seen, console } = recording()
+    const plain = Report.plainConsole(console, { stdout: false, stderr: false })
+    Effect.runSync(Effect.zipRight(plain.log(bold, 1), plain.error(bold)))
+    assert.deepStrictEqual(seen, ["USAGE", 1, "USAGE"])
+  })
+
+  it("leaves them for a terminal, stream by stream", () => {
+    const { seen, console } = recording()
+    const plain = Report.plainConsole(console, { stdout: true, stderr: false })
+    Effect.runSync(Effect.zipRight(plain.log(bold), plain.error(bold)))
+    assert.deepStrictEqual(seen, [bold, "USAGE"])
   })
 })
