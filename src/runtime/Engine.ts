@@ -3,7 +3,7 @@
  * raise. Each builds an execution (history, writer, lease) and hands it to the driver; every exit
  * but a test crash releases the lease and the quota slot and accrues spend, best effort.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Fiber, FiberSet, Option, Schedule, Schema } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
 import * as CaseM from "../domain/Case.js"
@@ -17,8 +17,10 @@ import { type Json, Json as JsonSchema } from "../domain/Json.js"
 import * as Quota from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
 import type { Decision } from "../domain/Task.js"
+import * as TaskM from "../domain/Task.js"
 import type * as TaskId from "../domain/TaskId.js"
 import { Tenant } from "../domain/Tenant.js"
+import { NotPending } from "../errors/ClaimError.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
 import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
 import type { Backend } from "../errors/StoreError.js"
@@ -27,6 +29,7 @@ import { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
 import { QuotaStore } from "../services/QuotaStore.js"
 import type * as Stores from "../services/Stores.js"
+import { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
 import * as Driver from "./Driver.js"
 import * as Execution from "./Execution.js"
@@ -54,6 +57,7 @@ export const make = (options: Options) =>
     const journal = yield* JournalStore
     const cases = yield* CaseStore
     const quotas = yield* QuotaStore
+    const tasks = yield* TaskStore
     const owner = options.owner ?? `runtime-${Math.random().toString(36).slice(2, 10)}`
     const ttl = Math.max(1, Math.trunc(options.leaseTtlSecs ?? 30))
     const bundle = options.policyBundle ?? "default"
@@ -672,6 +676,50 @@ export const make = (options: Options) =>
     /** §7.7 answerTask: delivers the decision as the task's one decision event. */
     const answerTask = (task: TaskId.TaskId, decision: Decision) => deliver(Worklist.decisionEvent(task, decision))
 
+    /**
+     * §7.7 decideTask: claim (a ClaimError refuses before anything is written), deliver, complete.
+     * The three writes cannot share one transaction (the task and the event buffer are separate
+     * stores), so the order makes every gap heal instead: the decision is delivered before the
+     * task is completed, and the event's dedup key (one per task) makes the first decision the
+     * decision of record. A decide cut off after delivering leaves the task claimed with its
+     * decision stored. A retry by the holder that repeats it is answered `Duplicate` and completes
+     * the task; any other decide (a takeover's, or any once the run has journaled the decision
+     * and its payload is erased, so it can no longer be matched) is refused `NotPending` and
+     * completes the task the decision of record settled. The sweeper's expiry of such a task
+     * finds the decision of record too and completes it instead of expiring it.
+     */
+    const decideTask = (task: TaskId.TaskId, decision: Decision, roles: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const event = Worklist.decisionEvent(task, decision)
+        const ofRecord = events.accepted(Worklist.WORKLIST_SOURCE, event.id)
+        const claimed = yield* Effect.either(tasks.claim(task, decision.actor, roles))
+        if (Either.isLeft(claimed)) {
+          const refused = claimed.left
+          // Completed: only a repeat of the decision that completed it is answered (its first
+          // answer may have been lost).
+          if (refused._tag !== "NotPending" || refused.state !== "completed") return yield* refused
+          const stored = yield* ofRecord
+          const row = yield* tasks.task(task)
+          if (Option.isNone(stored) || !Worklist.sameDecision(stored.value.event, event) || Option.isNone(row)) {
+            return yield* refused
+          }
+          return { task: row.value, delivered: Delivered.Duplicate() }
+        }
+        const delivered = yield* answerTask(task, decision)
+        if (delivered._tag === "Duplicate") {
+          // Concurrent decides by the holder, or a holder after a takeover: the first stands, and
+          // a decide that says otherwise was not the decision.
+          const stored = yield* ofRecord
+          if (Option.isSome(stored) && !Worklist.sameDecision(stored.value.event, event)) {
+            const fate = Worklist.fateOf(stored.value.event)
+            yield* tasks.setState(task, fate)
+            return yield* new NotPending({ task, state: fate })
+          }
+        }
+        yield* tasks.setState(task, "completed")
+        return { task: new TaskM.Task({ ...claimed.right, state: "completed" }), delivered }
+      })
+
     return {
       admit,
       onceKey,
@@ -679,6 +727,7 @@ export const make = (options: Options) =>
       deliverTo,
       redeliverClaimed,
       answerTask,
+      decideTask,
       resume: (run: RunId) => resume(run),
       replay,
       cancel,

@@ -11,12 +11,13 @@ import type * as Journal from "../domain/Journal.js"
 import type { Json } from "../domain/Json.js"
 import type * as Quota from "../domain/Quota.js"
 import type * as Run from "../domain/Run.js"
-import type { Decision } from "../domain/Task.js"
+import type { Decision, Task } from "../domain/Task.js"
 import type { TaskId } from "../domain/TaskId.js"
 import type { Tenant } from "../domain/Tenant.js"
+import type { AlreadyClaimed, Excluded, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
 import type { Halted, QuotaUnavailable, SpentOut, TooManyRuns } from "../errors/QuotaError.js"
 import type { InvalidBudget, NonDeterminism, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
-import type { Backend, Corrupt, LeaseHeld } from "../errors/StoreError.js"
+import type { Backend, Corrupt, LeaseHeld, NotFound } from "../errors/StoreError.js"
 import type * as Stores from "../services/Stores.js"
 import type * as EffectKind from "./EffectKind.js"
 import * as Engine from "./Engine.js"
@@ -142,6 +143,16 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
     readonly redeliverClaimed: (limit: number) => Effect.Effect<number, Backend | Corrupt, Tenant>
     /** §7.7 answerTask: delivers `decision` as the task's decision event (one per task: a repeat is `Duplicate`). */
     readonly answerTask: (task: TaskId, decision: Decision) => Effect.Effect<Delivered, Backend | Corrupt, Tenant>
+    /** §7.7 decideTask: claims the task for `decision.actor` with `roles`, delivers the decision and completes the task; a repeat of the decision of record answers `Duplicate`, another decision after it is `NotPending`. */
+    readonly decideTask: (
+      task: TaskId,
+      decision: Decision,
+      roles: ReadonlyArray<string>,
+    ) => Effect.Effect<
+      { readonly task: Task; readonly delivered: Delivered },
+      TaskNotFound | Excluded | WrongRole | NotPending | AlreadyClaimed | NotFound | Backend | Corrupt,
+      Tenant
+    >
     /** Waits until every run resumed in the background has stopped (tests, shutdown). */
     readonly idle: Effect.Effect<void>
     /** Raises an unsealed run's budget (`BudgetReadmitted`) and resumes it; a forbidden 0 is `InvalidBudget`. */
@@ -197,6 +208,7 @@ export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores
         deliverTo: a.deliverTo,
         redeliverClaimed: a.redeliverClaimed,
         answerTask: a.answerTask,
+        decideTask: a.decideTask,
         fireTimers: (limit) =>
           Effect.flatMap(Clock.currentTimeMillis, (ms) => a.fireTimers(Math.floor(ms / 1000), limit)),
         idle: a.idle,

@@ -21,6 +21,7 @@ import { JournalStore } from "../services/JournalStore.js"
 import { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
 import { Runtime } from "./Runtime.js"
+import { decisionEvent, fateOf, WORKLIST_SOURCE } from "./Worklist.js"
 
 /** Batch sizes per pass; a full batch marks the pass saturated. */
 export const LIMITS = { recovery: 32, deadlines: 512, tasks: 512, redelivery: 128, timers: 128 } as const
@@ -144,8 +145,17 @@ export const sweep = (now: Timestamp, eventGraceSecs: number = DEFAULT_EVENT_GRA
       } else {
         yield* evidence.note(`task_${t.id}`, "task_expired", { message: `window closed; applied ${t.onExpiry}` })
         const answered = yield* Effect.either(runtime.answerTask(t.id, expired(t.onExpiry)))
-        if (answered._tag === "Right" && (yield* Effect.either(tasks.setState(t.id, "expired")))._tag === "Right") {
-          tasksExpired += 1
+        // A duplicate means a decision of record exists: a person's (a decide cut off before it
+        // completed the task) completes it; the window closing does not overrule it.
+        const fate =
+          answered._tag === "Right" && answered.right._tag === "Duplicate"
+            ? yield* events.accepted(WORKLIST_SOURCE, decisionEvent(t.id, expired(t.onExpiry)).id).pipe(
+                Effect.map(Option.match({ onNone: () => "expired" as const, onSome: (s) => fateOf(s.event) })),
+                Effect.orElseSucceed(() => "expired" as const),
+              )
+            : ("expired" as const)
+        if (answered._tag === "Right" && (yield* Effect.either(tasks.setState(t.id, fate)))._tag === "Right") {
+          if (fate === "expired") tasksExpired += 1
         }
       }
     }

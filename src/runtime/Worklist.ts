@@ -4,13 +4,24 @@
  * buffer is read, so a decision can never slip between them.
  */
 import { type Context, Effect, Either, Option, Schema } from "effect"
+import * as Canonical from "../domain/Canonical.js"
 import * as CorrelationKey from "../domain/CorrelationKey.js"
 import * as EffectKey from "../domain/EffectKey.js"
 import { InboundEvent } from "../domain/Event.js"
 import { CaseId, RunId } from "../domain/Ids.js"
 import type { Json } from "../domain/Json.js"
 import * as Run from "../domain/Run.js"
-import { Decision, Justification, OnExpiry, Priority, Task, type TaskSpec, validate } from "../domain/Task.js"
+import {
+  Decision,
+  EXPIRY_ACTOR,
+  Justification,
+  OnExpiry,
+  Priority,
+  Task,
+  type TaskSpec,
+  UNATTENDED_ACTOR,
+  validate,
+} from "../domain/Task.js"
 import * as TaskId from "../domain/TaskId.js"
 import { Timestamp } from "../domain/Time.js"
 import { TaskStore } from "../services/TaskStore.js"
@@ -44,6 +55,21 @@ export const decisionEvent = (task: TaskId.TaskId, decision: Decision): InboundE
       amendment: decision.amendment,
     },
   })
+
+/**
+ * The stored decision event says what `event` says: same kind, same payload (approved, actor,
+ * reason, amendment) compared canonically. An erased payload (`null`, once the run journaled
+ * the decision) matches nothing: refusing is the safe answer when the decision of record can no
+ * longer be read.
+ */
+export const sameDecision = (stored: InboundEvent, event: InboundEvent): boolean =>
+  stored.kind === event.kind && Canonical.text(stored.payload) === Canonical.text(event.payload)
+
+/** The state the decision of record brings its task to: the sweeper's decisions expire it (§7.10), a person's complete it. */
+export const fateOf = (stored: InboundEvent): "expired" | "completed" => {
+  const actor = (stored.payload as { readonly actor?: unknown } | null)?.actor
+  return actor === EXPIRY_ACTOR || actor === UNATTENDED_ACTOR ? "expired" : "completed"
+}
 
 /** When and until when a task stands: `createdAt` from the journaled clock, `dueAt` from its obligation. */
 export interface Window {

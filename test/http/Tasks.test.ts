@@ -285,7 +285,8 @@ for (const backend of Http.backends()) {
               yield* Effect.flip(f.as("rita").tasks.decide({ path: { task: t.id }, payload: changed })),
               new NotPending({ task: t.id, state: "completed" }),
             )
-            assert.strictEqual((yield* stored(f, t.id)).state, "claimed")
+            // The refusal completes the task its decision of record settled (Runtime.decideTask).
+            assert.strictEqual((yield* stored(f, t.id)).state, "completed")
             const same = { approved: true, reason: "fine", amendment: { amount: 1 } }
             const retried = yield* f.as("rita").tasks.decide({ path: { task: t.id }, payload: same })
             assert.deepStrictEqual(retried.delivery, { result: "duplicate" })

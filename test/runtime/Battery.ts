@@ -10,6 +10,7 @@ import * as Budget from "./Budget.js"
 import * as Cancel from "./Cancel.js"
 import * as CaseState from "./CaseState.js"
 import * as Crash from "./Crash.js"
+import * as Decide from "./Decide.js"
 import * as Property from "./Property.js"
 import * as Protocol from "./Protocol.js"
 import * as Races from "./Races.js"
@@ -45,5 +46,6 @@ export const suite = (backend: Backend.Backend) =>
     WakeRaces.suite(backend)
     Targeted.suite(backend)
     WakeCommit.suite(backend)
+    Decide.suite(backend)
     Agents.suite(backend)
   })
