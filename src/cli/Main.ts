@@ -15,6 +15,7 @@
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
+import { VERSION } from "../Version.js"
 import * as Drill from "./Drill.js"
 import * as Export from "./Export.js"
 import * as ForgetAdmissions from "./ForgetAdmissions.js"
@@ -44,8 +45,8 @@ const verbs = [
 
 const program: Help.Program = {
   name: "agentplane",
-  // package.json's version; test/package checks that they agree.
-  version: "0.1.0",
+  // package.json's version, the one the OpenAPI document states too; test/package checks that they agree.
+  version: VERSION,
   description: "a durable, replayable control plane for AI agents",
 }
 
