@@ -9,7 +9,9 @@
  * - journal: the admitted input, frozen plans, notes, error texts (an effect's error, a seal's
  *   reason, a reconciliation's detail), and the arguments (descriptor) and outputs of effects;
  * - case state (`putState`), opened by `case`, `cases` and `byStatus`;
- * - a task's justification (summary, proposed action, evidence).
+ * - a task's justification (summary, proposed action, evidence);
+ * and a buffered event's payload under `event/<source>/<id>`, opened by `accept`'s duplicate,
+ * `accepted`, `claimFor` and `deadLetters` (an erased payload, `null`, stays `null`).
  * Structure stays in the clear: ids, kinds, steps, keys, outcomes, deadlines, hashes.
  *
  * Decisions: `importCase` and `importRecords` write what they are given verbatim (a restore
@@ -23,13 +25,15 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Case } from "../domain/Case.js"
 import { Case as CaseClass } from "../domain/Case.js"
+import { BufferedEvent, DeadLetter, InboundEvent } from "../domain/Event.js"
 import type { RunId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import type { Json } from "../domain/Json.js"
 import { Justification, Task } from "../domain/Task.js"
 import type { Tenant } from "../domain/Tenant.js"
-import { type Backend, Corrupt } from "../errors/StoreError.js"
+import { Backend, Corrupt } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
+import { Acceptance, EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
 import { KeyRing } from "../services/KeyRing.js"
 import type { Stores } from "../services/Stores.js"
@@ -58,6 +62,7 @@ export const decorate =
       Context.add(JournalStore, journal(Context.get(context as Context.Context<Stores>, JournalStore), sealer)),
       Context.add(CaseStore, cases(Context.get(context as Context.Context<Stores>, CaseStore), sealer)),
       Context.add(TaskStore, tasks(Context.get(context as Context.Context<Stores>, TaskStore), sealer)),
+      Context.add(EventStore, events(Context.get(context as Context.Context<Stores>, EventStore), sealer)),
     ) as Context.Context<S>
   }
 
@@ -199,5 +204,50 @@ const tasks = (inner: typeof TaskStore.Service, sealer: () => Sealer.Sealer): ty
     queue: (roles, limit) => Effect.flatMap(inner.queue(roles, limit), openAll),
     forCase: (kase) => Effect.flatMap(inner.forCase(kase), openAll),
     overdue: (now, limit) => Effect.flatMap(inner.overdue(now, limit), openAll),
+  }
+}
+
+const events = (inner: typeof EventStore.Service, sealer: () => Sealer.Sealer): typeof EventStore.Service => {
+  const scope = (event: InboundEvent) => `event/${event.source}/${event.id}`
+  const sealEvent = (event: InboundEvent) =>
+    Effect.suspend(() =>
+      Effect.map(sealer().seal(scope(event), event.payload), (payload) => new InboundEvent({ ...event, payload })),
+    )
+  const openEvent = (event: InboundEvent) =>
+    Effect.map(sealer().open(scope(event))(event.payload), (payload) => new InboundEvent({ ...event, payload }))
+  const openBuffered = (b: BufferedEvent) =>
+    Effect.map(openEvent(b.event), (event) => new BufferedEvent({ ...b, event }))
+  return {
+    ...inner,
+    // `buffer` declares no `Corrupt`: a key ring that cannot answer is a backend failure here.
+    buffer: (event, at) =>
+      Effect.flatMap(sealEvent(event), (sealed) => inner.buffer(sealed, at)).pipe(
+        Effect.catchTag("Corrupt", (e) => Effect.fail(new Backend({ detail: `backend: ${e.message}` }))),
+      ),
+    accept: (event, at) =>
+      Effect.flatMap(sealEvent(event), (sealed) => inner.accept(sealed, at)).pipe(
+        Effect.flatMap(
+          (acceptance): Effect.Effect<Acceptance, Backend | Corrupt, Tenant> =>
+            acceptance._tag === "Duplicate"
+              ? Effect.map(openBuffered(acceptance.stored), (stored) => Acceptance.Duplicate({ stored }))
+              : Effect.succeed(acceptance),
+        ),
+      ),
+    accepted: (source, id) =>
+      Effect.flatMap(
+        inner.accepted(source, id),
+        Option.match({ onNone: () => Effect.succeedNone, onSome: (b) => Effect.asSome(openBuffered(b)) }),
+      ),
+    claimFor: (sub, at) =>
+      Effect.flatMap(
+        inner.claimFor(sub, at),
+        Option.match({ onNone: () => Effect.succeedNone, onSome: (b) => Effect.asSome(openBuffered(b)) }),
+      ),
+    matchWaiter: (event, at) => Effect.flatMap(sealEvent(event), (sealed) => inner.matchWaiter(sealed, at)),
+    deliverTo: (run, event, at) => Effect.flatMap(sealEvent(event), (sealed) => inner.deliverTo(run, sealed, at)),
+    deadLetters: (limit) =>
+      Effect.flatMap(inner.deadLetters(limit), (all) =>
+        Effect.forEach(all, (d) => Effect.map(openEvent(d.event), (event) => new DeadLetter({ ...d, event }))),
+      ),
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Sealing is invisible to everything above the stores: the CaseStore and TaskStore batteries
+ * Sealing is invisible to everything above the stores: the CaseStore, EventStore and TaskStore batteries
  * and the whole runtime battery pass through the sealing stores, on the memory backend and on
  * SQLite. Left out by design: the batteries' raw-SQL tests (the fixture offers no `sql`), since
  * rows hold ciphertext; and the JournalStore battery, whose byte-exact `raw`, 1 MiB boundary and
@@ -13,6 +13,7 @@ import * as SealedStores from "../../src/erasure/SealedStores.js"
 import * as KeyRingMemory from "../../src/layers/memory/KeyRingMemory.js"
 import { KeyRing } from "../../src/services/KeyRing.js"
 import * as CaseStore from "../conformance/CaseStore.js"
+import * as EventStore from "../conformance/EventStore.js"
 import * as TaskStore from "../conformance/TaskStore.js"
 import * as RuntimeBattery from "../runtime/Battery.js"
 import * as Backend from "../support/Backend.js"
@@ -32,6 +33,7 @@ const sealed = (inner: Backend.Backend): Backend.Backend => {
 for (const backend of [sealed(Backend.memory()), sealed(Backend.sqlite())]) {
   describe(backend.name, () => {
     CaseStore.suite(backend)
+    EventStore.suite(backend)
     TaskStore.suite(backend)
     RuntimeBattery.suite(backend)
   })

@@ -1,19 +1,22 @@
 /**
  * What sealing does at the rows (§9.1), on SQLite with a key ring of its own: the stored bodies
  * and task rows hold ciphertext while every read gives the payload back; the chain is over the
- * stored bytes; a value copied into another case's row does not open there; and after erasure a
+ * stored bytes; an event's payload is sealed in the buffer; a value copied into another case's row does not open there; and after erasure a
  * new write under the case is refused, naming the destroyed scope.
  */
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, layer } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
+import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Digest from "../../src/domain/Digest.js"
+import { InboundEvent } from "../../src/domain/Event.js"
 import { Tenant } from "../../src/domain/Tenant.js"
 import { eraseCase } from "../../src/erasure/EraseCase.js"
 import * as Sealed from "../../src/erasure/Sealed.js"
 import * as SealedStores from "../../src/erasure/SealedStores.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
+import { EventStore } from "../../src/services/EventStore.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import { note, one } from "../conformance/journal/Fixtures.js"
@@ -97,6 +100,34 @@ describe("sealed stores (sqlite)", () => {
           reads.forCase.map((t) => t.justification),
           [written.justification],
         )
+      }).pipe(asFreshTenant),
+    )
+
+    it.effect("a buffered event's payload is sealed in its row and opened by accepted", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const tenant = yield* Tenant
+        const event = new InboundEvent({
+          source: "webhook",
+          id: randomUUID(),
+          kind: "payment.received",
+          correlation: [CorrelationKey.make("invoice", randomUUID())],
+          payload: { card: "4111 1111 1111 1111" },
+        })
+        const read = yield* SealedStores.sealing(
+          Effect.gen(function* () {
+            const events = yield* EventStore
+            yield* events.accept(event, at(1))
+            return Option.getOrThrow(yield* events.accepted(event.source, event.id))
+          }),
+        )
+        assert.deepStrictEqual(read.event.payload, event.payload)
+        const rows = yield* sql`SELECT payload AS text FROM inbound_events WHERE tenant = ${tenant}`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Text)),
+        )
+        assert.strictEqual(rows.length, 1)
+        assert.isFalse(String(rows[0]?.text).includes("4111"))
+        assert.isTrue(String(rows[0]?.text).includes(Sealed.PREFIX))
       }).pipe(asFreshTenant),
     )
 
