@@ -136,7 +136,11 @@ const wake = async (base: string, t: Serving.Tenancy, s: Started): Promise<void>
 
 const succeeded = async (base: string, t: Serving.Tenancy): Promise<number> => {
   const answer = await Serving.expectCall(200, base, "GET", "/runs?outcome=succeeded&limit=500", t.reviewer)
-  return (answer as unknown as ReadonlyArray<string>).length
+  // The list is a page, `{items, truncated}`; 500 holds the whole workload.
+  const items = answer.items
+  if (!Array.isArray(items) || answer.truncated !== false)
+    throw new Error(`not a whole page: ${JSON.stringify(answer)}`)
+  return items.length
 }
 
 const actsOf = (file: string): ReadonlyArray<Workload.ActLine> =>
