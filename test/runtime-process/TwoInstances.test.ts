@@ -274,7 +274,10 @@ const firstHalfThenKill = async (
   await Serving.until(
     () => `the first half to succeed (${done} of ${RUNS / 2} did)`,
     150_000,
-    async () => (done = await succeeded(doomed.base, t)) >= RUNS / 2,
+    async () => {
+      done = await succeeded(doomed.base, t)
+      return done >= RUNS / 2
+    },
   )
 
   await pool(
@@ -299,7 +302,10 @@ const rest = async (survivor: Serving.Server, t: Serving.Tenancy, started: Reado
   await Serving.until(
     () => `every run to succeed (${done} of ${RUNS} did)`,
     150_000,
-    async () => (done = await succeeded(survivor.base, t)) === RUNS,
+    async () => {
+      done = await succeeded(survivor.base, t)
+      return done === RUNS
+    },
   )
 }
 
