@@ -15,7 +15,6 @@ import * as ModelCall from "../../src/agent/ModelCall.js"
 import { Price } from "../../src/agent/Price.js"
 import * as ScriptedModel from "../../src/agent/ScriptedModel.js"
 import * as ToolCall from "../../src/agent/ToolCall.js"
-import * as Calendar from "../../src/domain/Calendar.js"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import type { RunId } from "../../src/domain/Ids.js"
 import * as Quota from "../../src/domain/Quota.js"
@@ -67,19 +66,15 @@ export const agentRuntime = (
   tally: Tally,
   options: Runtime.Options = {},
   model: Model.Config = config(),
-) => {
-  const needs = Layer.mergeAll(Model.layer(model), Dispute.RefundToolsLive).pipe(
-    Layer.provideMerge(Layer.merge(Layer.succeedContext(script), payments(tally))),
-  )
-  const registered = Layer.mergeAll(
-    Layer.empty,
-    ...defs.map((d) =>
-      RunDefinition.register(d as RunDefinition.RunDefinition<unknown, unknown, never>).pipe(Layer.provide(needs)),
+) =>
+  Support.runtime(
+    backend,
+    defs,
+    options,
+    Layer.mergeAll(Model.layer(model), Dispute.RefundToolsLive).pipe(
+      Layer.provideMerge(Layer.merge(Layer.succeedContext(script), payments(tally))),
     ),
   )
-  const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, backend.layer)
-  return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(Layer.provideMerge(base))
-}
 
 const calls = (script: ScriptContext) =>
   Effect.flatMap(ScriptedModel.Script, (s) => s.calls).pipe(Effect.provide(script))

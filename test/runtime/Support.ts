@@ -26,15 +26,23 @@ import type * as Backend from "../support/Backend.js"
 
 export type Services = Runtime.Runtime | Stores.Stores | RunDefinition.Registry | Calendar.Calendar
 
-/** A runtime with `definitions` registered, over the backend's stores (a fresh client for SQL backends, the shared maps for memory). */
+/**
+ * A runtime with `definitions` registered, over the backend's stores (a fresh client for SQL
+ * backends, the shared maps for memory); `needs` provides what the definitions' steps use.
+ */
 export const runtime = (
   backend: Backend.Backend,
   definitions: ReadonlyArray<RunDefinition.Any>,
   options: Runtime.Options = {},
+  needs: Layer.Layer<never> | Layer.Layer<unknown> = Layer.empty,
 ): Layer.Layer<Services, BackendError> => {
   const registered = Layer.mergeAll(
     Layer.empty,
-    ...definitions.map((d) => RunDefinition.register(d as RunDefinition.RunDefinition<unknown, unknown, never>)),
+    ...definitions.map((d) =>
+      RunDefinition.register(d as RunDefinition.RunDefinition<unknown, unknown, never>).pipe(
+        Layer.provide(needs as Layer.Layer<never>),
+      ),
+    ),
   )
   const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, backend.layer)
   return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(Layer.provideMerge(base))
