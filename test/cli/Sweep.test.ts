@@ -227,7 +227,7 @@ for (const backend of [sqlite, postgres]) {
             const answer = await fetch(`${base}/dead-letters`, {
               headers: { authorization: "Bearer demo-admin-token" },
             })
-            letters = (await answer.json()) as Array<unknown>
+            letters = ((await answer.json()) as { readonly items: Array<unknown> }).items
             if (letters.length === 0) await new Promise((resolve) => setTimeout(resolve, 200))
           }
           assert.strictEqual(letters.length, 1)
