@@ -5,7 +5,7 @@
  * expiry never overrules a decision already delivered.
  */
 import { describe, it } from "@effect/vitest"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { expect } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Deadline from "../../src/domain/Deadline.js"
@@ -13,38 +13,16 @@ import * as Run from "../../src/domain/Run.js"
 import { Decision } from "../../src/domain/Task.js"
 import type { TaskId } from "../../src/domain/TaskId.js"
 import { Timestamp } from "../../src/domain/Time.js"
-import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
-import * as Step from "../../src/runtime/Step.js"
-import { StepCtx } from "../../src/runtime/StepCtx.js"
 import * as Sweeper from "../../src/runtime/Sweeper.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import * as Backend from "../support/Backend.js"
 import * as Support from "./Support.js"
 
-const Input = Schema.Struct({ order: Schema.String })
 const key = (order: string) => CorrelationKey.make("order", order)
 
-const asking = (counter: Support.Counter, window: Option.Option<Deadline.DeadlineSpec>) => {
-  const refund = Support.counting(counter, "decide.refund", { mutates: true, recovery: Run.Recovery.Retry() })
-  return RunDefinition.make({
-    capability: `decide.ask.${Option.isSome(window) ? "windowed" : "open"}`,
-    input: Input,
-    output: Schema.Unknown,
-    plan: [
-      Step.make({
-        name: "ask",
-        body: () =>
-          Effect.gen(function* () {
-            const cx = yield* StepCtx
-            const decision = yield* cx.task(Support.taskSpec({ window, excludedActors: ["agent"] }))
-            if (decision.approved) yield* cx.perform(refund, { n: 40 })
-            return { approved: decision.approved, actor: decision.actor }
-          }),
-      }),
-    ],
-  })
-}
+const asking = (counter: Support.Counter, window: Option.Option<Deadline.DeadlineSpec>) =>
+  Support.asking("decide", counter, window)
 
 const by = (actor: string, approved = true) => new Decision({ approved, actor, reason: "checked", amendment: null })
 

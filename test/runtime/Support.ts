@@ -11,7 +11,7 @@ import type { RunId } from "../../src/domain/Ids.js"
 import type * as Journal from "../../src/domain/Journal.js"
 import type { Json } from "../../src/domain/Json.js"
 import type { Spend } from "../../src/domain/Quota.js"
-import type * as Run from "../../src/domain/Run.js"
+import * as Run from "../../src/domain/Run.js"
 import { Justification, type OnExpiry, TaskSpec } from "../../src/domain/Task.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
 import type { Backend as BackendError } from "../../src/errors/StoreError.js"
@@ -297,5 +297,30 @@ export const taskSpec = (options: {
     escalateTo: onExpiry === "escalate" ? ["supervisor"] : [],
     excludedActors: [...(options.excludedActors ?? [])],
     allowUnattended: onExpiry === "proceed",
+  })
+}
+
+/**
+ * A one-step definition asking a reviewer (`taskSpec` excluding `agent`, window `window`) and, if
+ * approved, performing `<prefix>.refund`; it answers the decision's verdict and actor.
+ */
+export const asking = (prefix: string, counter: Counter, window: Option.Option<Deadline.DeadlineSpec>) => {
+  const refund = counting(counter, `${prefix}.refund`, { mutates: true, recovery: Run.Recovery.Retry() })
+  return RunDefinition.make({
+    capability: `${prefix}.ask.${Option.isSome(window) ? "windowed" : "open"}`,
+    input: Schema.Struct({ order: Schema.String }),
+    output: Schema.Unknown,
+    plan: [
+      Step.make({
+        name: "ask",
+        body: () =>
+          Effect.gen(function* () {
+            const cx = yield* StepCtx
+            const decision = yield* cx.task(taskSpec({ window, excludedActors: ["agent"] }))
+            if (decision.approved) yield* cx.perform(refund, { n: 40 })
+            return { approved: decision.approved, actor: decision.actor }
+          }),
+      }),
+    ],
   })
 }

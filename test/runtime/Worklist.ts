@@ -27,26 +27,8 @@ const key = (order: string) => CorrelationKey.make("order", order)
 const spec = (window: Option.Option<Deadline.DeadlineSpec>, onExpiry: "deny" | "proceed" = "deny") =>
   Support.taskSpec({ onExpiry, window, excludedActors: ["agent"] })
 
-const asking = (counter: Support.Counter, window: Option.Option<Deadline.DeadlineSpec>) => {
-  const refund = Support.counting(counter, "worklist.refund", { mutates: true, recovery: Run.Recovery.Retry() })
-  return RunDefinition.make({
-    capability: `worklist.ask.${Option.isSome(window) ? "windowed" : "open"}`,
-    input: Input,
-    output: Schema.Unknown,
-    plan: [
-      Step.make({
-        name: "ask",
-        body: () =>
-          Effect.gen(function* () {
-            const cx = yield* StepCtx
-            const decision = yield* cx.task(spec(window))
-            if (decision.approved) yield* cx.perform(refund, { n: 40 })
-            return { approved: decision.approved, actor: decision.actor }
-          }),
-      }),
-    ],
-  })
-}
+const asking = (counter: Support.Counter, window: Option.Option<Deadline.DeadlineSpec>) =>
+  Support.asking("worklist", counter, window)
 
 const nowSecs = Effect.map(
   Effect.clockWith((c) => c.currentTimeMillis),
