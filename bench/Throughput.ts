@@ -6,8 +6,9 @@
  */
 import { Effect } from "effect"
 import { Tenant, TenantId } from "../src/domain/Tenant.js"
+import type { Services } from "./Databases.js"
 import * as Databases from "./Databases.js"
-import { type Figures, measure } from "./Harness.js"
+import { type Figures, measure, measureEffect } from "./Harness.js"
 import * as Mirror from "./Mirror.js"
 import type { Instance, Op } from "./Op.js"
 import { ALL } from "./ops/All.js"
@@ -63,12 +64,30 @@ const backend = async (
       if (stale !== undefined) throw new Error(Mirror.describe(stale))
       const cell = (variant: string) => `b-${dialect}-${concurrency}-${index}-${variant}`
       const figures = (variant: string, call: (inst: Instance) => (i: number, w: number) => Promise<unknown>) =>
-        timeCell(op, cell(variant), concurrency, options.quick, raw, call)
+        timeCell(op, cell(variant), concurrency, options.quick, raw, (inst) => {
+          const f = call(inst)
+          return (count, offset, cap) => measure(count, concurrency, offset, f, cap)
+        })
+      // The store side: `concurrency` fibers inside one runPromise per pass (Harness's decision).
+      const effectFigures = (
+        variant: string,
+        call: (inst: Instance) => (i: number, w: number) => Effect.Effect<void, unknown, Services | Tenant>,
+      ) =>
+        timeCell(op, cell(variant), concurrency, options.quick, raw, (inst) => {
+          const f = call(inst)
+          const tenant = TenantId.make(cell(variant))
+          return (count, offset, cap) =>
+            measureEffect(
+              count,
+              concurrency,
+              offset,
+              f,
+              (effect) => runtime.runPromise(Effect.provideService(effect, Tenant, tenant)),
+              cap,
+            )
+        })
       const rawFigures = await figures("raw", (inst) => (i, w) => inst.raw(raw, i, w))
-      const storeFigures = await figures("store", (inst) => {
-        const tenant = TenantId.make(cell("store"))
-        return (i, w) => runtime.runPromise(Effect.provideService(inst.store(i, w), Tenant, tenant))
-      })
+      const storeFigures = await effectFigures("store", (inst) => inst.store)
       const preparedFigures =
         prepared === undefined ? undefined : await figures("prepared", (inst) => (i, w) => inst.raw(prepared, i, w))
       const prototypes: Array<{ name: string; figures: Figures }> = []
@@ -86,11 +105,10 @@ const backend = async (
           if (proto.store === undefined) continue
           prototypes.push({
             name: `${proto.name} via SqlClient`,
-            figures: await figures(`proto-effect-${proto.name}`, (inst) => {
+            figures: await effectFigures(`proto-effect-${proto.name}`, (inst) => {
               const mine = inst.prototypes?.find((p) => p.name === proto.name)?.store
               if (mine === undefined) throw new Error(`prototype ${proto.name} vanished`)
-              const tenant = TenantId.make(cell(`proto-effect-${proto.name}`))
-              return (i, w) => runtime.runPromise(Effect.provideService(mine(i, w), Tenant, tenant))
+              return mine
             }),
           })
         }
@@ -124,15 +142,15 @@ const timeCell = async (
   workers: number,
   quick: boolean,
   seeder: Raw.Raw,
-  call: (inst: Instance) => (i: number, w: number) => Promise<unknown>,
+  timer: (inst: Instance) => (count: number, offset: number, cap: number) => Promise<Figures>,
 ): Promise<Figures> => {
   const count = quick ? Math.max(40, Math.round(op.ops / 25)) : op.ops
   // Enough to open every connection of the pool and settle the JIT before the clock starts.
   const warm = Math.max(workers * 3, Math.round(count / 10))
   const inst = op.make({ tenant, count: warm + count, workers })
   await inst.seed(seeder)
-  const f = call(inst)
+  const time = timer(inst)
   const cap = quick ? QUICK_CAP_SECONDS : CAP_SECONDS
-  await measure(warm, workers, 0, f, cap)
-  return measure(count, workers, warm, f, cap)
+  await time(warm, 0, cap)
+  return time(count, warm, cap)
 }
