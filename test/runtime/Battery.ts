@@ -19,6 +19,7 @@ import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
 import * as Targeted from "./Targeted.js"
+import * as WaitCrashes from "./WaitCrashes.js"
 import * as WaitEdges from "./WaitEdges.js"
 import * as Waits from "./Waits.js"
 import * as WakeCommit from "./WakeCommit.js"
@@ -47,5 +48,6 @@ export const suite = (backend: Backend.Backend) =>
     Targeted.suite(backend)
     WakeCommit.suite(backend)
     Decide.suite(backend)
+    WaitCrashes.suite(backend)
     Agents.suite(backend)
   })
