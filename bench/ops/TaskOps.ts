@@ -1,6 +1,7 @@
 /**
- * TaskStore's `claim`: a reviewer taking an open task. The raw mirror is `TaskStoreSql`'s read
- * and guarded update on one connection, in one transaction.
+ * TaskStore's `claim`: a reviewer taking an open task. The raw mirror is `TaskStoreSql`'s
+ * success path: one guarded update with the eligibility checks in SQL, no transaction (a refusal
+ * would go on to the store's read-and-name transaction, which this operation never takes).
  */
 import { Effect } from "effect"
 import { TaskId } from "../../src/domain/TaskId.js"
@@ -10,8 +11,10 @@ import { insertRows, names, pick } from "../Raw.js"
 
 const COLUMNS =
   "task_id, run_id, case_id, kind, justification, candidate_roles, escalate_to, excluded_actors, assignee, priority, state, on_expiry, created_at, due_at"
-const READ_ONE = `SELECT ${COLUMNS} FROM tasks WHERE tenant = $1 AND task_id = $2`
-const CLAIM = `UPDATE tasks SET assignee = $1, state = 'claimed' WHERE tenant = $2 AND task_id = $3 AND ((state IN ('open', 'escalated') AND (assignee IS NULL OR assignee = $4)) OR (state = 'claimed' AND assignee = $5)) RETURNING ${COLUMNS}`
+const CLAIM_GUARD =
+  "UPDATE tasks SET assignee = $3 , state = 'claimed' WHERE tenant = $1 AND task_id = $2 AND ((state IN ('open', 'escalated') AND (assignee IS NULL OR assignee = $3)) OR (state = 'claimed' AND assignee = $3)) AND "
+const CLAIM_PG = `${CLAIM_GUARD}NOT ($3::text = ANY (excluded_actors)) AND (cardinality(candidate_roles) = 0 OR candidate_roles && $4::text[]) RETURNING ${COLUMNS}`
+const CLAIM_SQLITE = `${CLAIM_GUARD}NOT EXISTS (SELECT 1 FROM json_each(excluded_actors) WHERE value = $3) AND (candidate_roles = '[]' OR EXISTS (SELECT 1 FROM json_each(candidate_roles) WHERE value IN (SELECT value FROM json_each($4)))) RETURNING ${COLUMNS}`
 
 /**
  * Prototype: claim's read, eligibility checks and guarded update in one statement. The row as
@@ -75,12 +78,13 @@ export const taskClaim: Op = {
         ),
       store: (i) => Effect.flatMap(TaskStore, (s) => s.claim(id(i), "alice", ["reviewer"])).pipe(Effect.asVoid),
       raw: async (raw, i) => {
-        await raw.tx(async (q) => {
-          const found = await q(pick(raw, READ_ONE), [cell.tenant, id(i)])
-          expect(found.length === 1, "raw read found no task")
-          const claimed = await q(pick(raw, CLAIM), ["alice", cell.tenant, id(i), "alice", "alice"])
-          expect(claimed.length === 1, "raw claim took nothing")
-        })
+        // sqlite binds `?` in order of appearance: tenant, id, then the actor three times, actor, roles.
+        const params =
+          raw.dialect === "pg"
+            ? [cell.tenant, id(i), "alice", ["reviewer"]]
+            : ["alice", cell.tenant, id(i), "alice", "alice", "alice", JSON.stringify(["reviewer"])]
+        const claimed = await raw.query(pick(raw, CLAIM_PG, CLAIM_SQLITE), params, true)
+        expect(claimed.length === 1, "raw claim took nothing")
       },
       prototypes: [
         {

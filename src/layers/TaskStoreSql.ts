@@ -15,6 +15,7 @@ import { AlreadyClaimed, Excluded, NotHeld, NotPending, TaskNotFound, WrongRole 
 import { Backend, NotFound } from "../errors/StoreError.js"
 import { TaskStore } from "../services/TaskStore.js"
 import { Count, decodeRows, Int8 } from "./internal/Columns.js"
+import * as Dialect from "./internal/Dialect.js"
 import * as Sql from "./internal/Sql.js"
 
 /** The queue rank, verbatim the expression of the `tasks_queue_rank` index: any other text and the index stops serving `queue`. */
@@ -55,6 +56,44 @@ export const make = Effect.gen(function* () {
        ${Option.match(limit, { onNone: () => sql.literal(""), onSome: (n) => sql`LIMIT ${n}` })}`.pipe(
       Effect.flatMap(decodeTasks),
     )
+
+  /**
+   * Claim's whole success in one statement: the guarded update with `Task.mayDecide` written in
+   * SQL beside the state/assignee guard, so it claims exactly when the transaction below would
+   * (the same row version passing the same checks). pg: `= ANY` and `&&`; sqlite: json_each.
+   * Only a refusal pays the transaction, which names it in the contract's order.
+   */
+  const claimAtOnce = dialect.query(TaskRow, "tasks", { named: true })(
+    ...Dialect.parts([
+      "UPDATE tasks SET assignee = ",
+      2,
+      " , state = 'claimed' WHERE tenant = ",
+      0,
+      " AND task_id = ",
+      1,
+      " AND ((state IN ('open', 'escalated') AND (assignee IS NULL OR assignee = ",
+      2,
+      ")) OR (state = 'claimed' AND assignee = ",
+      2,
+      ")) AND ",
+      ...(dialect.name === "pg"
+        ? [
+            "NOT (",
+            2,
+            "::text = ANY (excluded_actors)) AND (cardinality(candidate_roles) = 0 OR candidate_roles && ",
+            3,
+            "::text[])",
+          ]
+        : [
+            "NOT EXISTS (SELECT 1 FROM json_each(excluded_actors) WHERE value = ",
+            2,
+            ") AND (candidate_roles = '[]' OR EXISTS (SELECT 1 FROM json_each(candidate_roles) WHERE value IN (SELECT value FROM json_each(",
+            3,
+            "))))",
+          ]),
+      ` RETURNING ${COLUMNS}`,
+    ]),
+  )
 
   /** Claim's eligibility and availability checks on the row as read, in the contract's order. */
   const admissible = (task: Task.Task, actor: string, roles: ReadonlyArray<string>) =>
@@ -97,6 +136,9 @@ export const make = Effect.gen(function* () {
     claim: (id, actor, roles) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
+        const rolesParam = dialect.name === "pg" ? [...roles] : JSON.stringify(roles)
+        const [took] = yield* claimAtOnce(tenant, id, actor, rolesParam)
+        if (took !== undefined) return toTask(took)
         // One connection for the whole verb: a re-read through the pool while this one is held
         // deadlocks a small pool under exactly the many-reviewer race this verb exists for.
         return yield* dialect.write(
@@ -276,28 +318,26 @@ const TaskRow = Schema.Struct({
 })
 const CountRow = Schema.Struct({ n: Count })
 
+const toTask = (row: typeof TaskRow.Type): Task.Task =>
+  new Task.Task({
+    id: row.task_id,
+    run: row.run_id,
+    case: Option.fromNullable(row.case_id),
+    kind: row.kind,
+    justification: row.justification,
+    candidateRoles: row.candidate_roles,
+    assignee: Option.fromNullable(row.assignee),
+    priority: row.priority,
+    state: row.state,
+    onExpiry: row.on_expiry,
+    escalateTo: row.escalate_to,
+    excludedActors: row.excluded_actors,
+    createdAt: row.created_at,
+    dueAt: Option.fromNullable(row.due_at),
+  })
+
 const decodeTasks = (rows: ReadonlyArray<unknown>) =>
-  Effect.map(decodeRows(TaskRow, "tasks")(rows), (decoded) =>
-    decoded.map(
-      (row) =>
-        new Task.Task({
-          id: row.task_id,
-          run: row.run_id,
-          case: Option.fromNullable(row.case_id),
-          kind: row.kind,
-          justification: row.justification,
-          candidateRoles: row.candidate_roles,
-          assignee: Option.fromNullable(row.assignee),
-          priority: row.priority,
-          state: row.state,
-          onExpiry: row.on_expiry,
-          escalateTo: row.escalate_to,
-          excludedActors: row.excluded_actors,
-          createdAt: row.created_at,
-          dueAt: Option.fromNullable(row.due_at),
-        }),
-    ),
-  )
+  Effect.map(decodeRows(TaskRow, "tasks")(rows), (decoded) => decoded.map(toTask))
 
 /** JSON text for a justification; one with no JSON form is a caller's bug, not data to store. */
 const encodeJustification = (justification: Task.Justification) =>
