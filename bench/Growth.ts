@@ -76,6 +76,8 @@ const fullPage = <A>(what: string, rows: ReadonlyArray<A>, limit: number) => {
   return rows.map(String)
 }
 
+const BREACHED_PAGE = 40
+
 const READS: ReadonlyArray<Read> = [
   {
     name: "due",
@@ -85,10 +87,13 @@ const READS: ReadonlyArray<Read> = [
     ),
   },
   {
+    // A page of 40, full at every size: the 1k seed holds 49 breached deadlines (one history case
+    // in ten), so a page of 100 read 49 rows there and 100 from 100k on, and the "growth" of
+    // 0.93 → 2.33 ms was the page doubling, not the read slowing.
     name: "breached",
     call: Effect.map(
-      Effect.flatMap(CaseStore, (s) => s.breached(100)),
-      (r) => nonEmpty("breached", r),
+      Effect.flatMap(CaseStore, (s) => s.breached(BREACHED_PAGE)),
+      (r) => fullPage("breached", r, BREACHED_PAGE),
     ),
   },
   {
