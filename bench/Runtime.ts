@@ -19,15 +19,18 @@
  */
 import { performance } from "node:perf_hooks"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, ManagedRuntime, Schema } from "effect"
+import { Effect, Layer, ManagedRuntime, Option, Schema } from "effect"
 import pg from "pg"
 import * as Calendar from "../src/domain/Calendar.js"
 import * as CorrelationKey from "../src/domain/CorrelationKey.js"
 import * as Deadline from "../src/domain/Deadline.js"
+import * as Digest from "../src/domain/Digest.js"
 import { InboundEvent } from "../src/domain/Event.js"
-import type { RunId } from "../src/domain/Ids.js"
+import { generateRunId, type RunId } from "../src/domain/Ids.js"
+import * as Journal from "../src/domain/Journal.js"
 import * as Run from "../src/domain/Run.js"
 import { Tenant, TenantId } from "../src/domain/Tenant.js"
+import { Timer } from "../src/domain/Timer.js"
 import * as Migrations from "../src/layers/Migrations.js"
 import * as PgBackend from "../src/layers/PgBackend.js"
 import * as SqliteBackend from "../src/layers/SqliteBackend.js"
@@ -38,6 +41,7 @@ import * as Runtime from "../src/runtime/Runtime.js"
 import * as Step from "../src/runtime/Step.js"
 import { StepCtx } from "../src/runtime/StepCtx.js"
 import { JournalStore } from "../src/services/JournalStore.js"
+import { TimerStore } from "../src/services/TimerStore.js"
 import * as Capture from "./Capture.js"
 import * as Databases from "./Databases.js"
 import { type Figures, measure, median } from "./Harness.js"
@@ -285,6 +289,62 @@ const suspendMany = (
     ).pipe(Effect.provideService(Tenant, tenant)) as Effect.Effect<void, unknown, Services>,
   )
 
+/**
+ * `n` runs suspended on a due timer, seeded in bulk: one Sleeper admitted and driven to its
+ * suspension by the runtime, then its journal written again under `n - 1` fresh run ids (each
+ * record's body re-made for its run, input `{n: i}`, and re-chained) through `importRecords`,
+ * 200 runs a transaction, with each run's timer armed as the suspension armed the first. The
+ * effect key does not name the run, so each copy is the journal the runtime would have written:
+ * the wake-up resumes and replays it like any other. Admitting 100,000 one by one took minutes.
+ */
+const seedSleepers = async (rt: ReturnType<typeof runtimeOn>, tenant: TenantId, n: number) => {
+  const inTenant = <A>(effect: Effect.Effect<A, unknown, Services | Tenant>) =>
+    rt.runPromise(Effect.provideService(effect, Tenant, tenant) as Effect.Effect<A, unknown, Services>)
+  const first = await inTenant(Effect.flatMap(Runtime.Runtime, (x) => x.run(Sleeper, Run.labeled({ n: 0 }, "bench"))))
+  if (first.status._tag !== "Suspended") throw new Error(`bench sleeper ended ${first.status._tag}`)
+  const { records, timer } = await inTenant(
+    Effect.all({
+      records: Effect.flatMap(JournalStore, (j) => j.read(first.run, 1)),
+      timer: Effect.flatMap(TimerStore, (t) => t.pending(1)),
+    }),
+  )
+  const armed = timer[0]
+  if (armed === undefined || armed.run !== first.run) throw new Error("the bench sleeper armed no timer")
+  const CHUNK = 200
+  for (let from = 1; from < n; from += CHUNK) {
+    const runs = Array.from({ length: Math.min(CHUNK, n - from) }, (_, k) => ({ i: from + k, run: generateRunId() }))
+    const verbatim: Array<Journal.Verbatim> = []
+    for (const { i, run } of runs) {
+      let prev = Digest.ZERO
+      for (const r of records) {
+        const kind = r.kind.kind === "RunAdmitted" ? { ...r.kind, input: { n: i } } : r.kind
+        const raw = Journal.body({
+          run,
+          seq: r.seq,
+          case: r.case,
+          step: r.step,
+          phase: r.phase,
+          effectKey: r.effectKey,
+          kind,
+        })
+        const hash = Digest.chain(prev, raw)
+        verbatim.push({ run, seq: r.seq, prevHash: prev, hash, raw, attestation: Option.none() })
+        prev = hash
+      }
+    }
+    const [head, ...rest] = verbatim
+    if (head === undefined) continue
+    await inTenant(
+      Effect.zipRight(
+        Effect.flatMap(JournalStore, (j) => j.importRecords([head, ...rest], [])),
+        Effect.flatMap(TimerStore, (t) =>
+          Effect.forEach(runs, ({ run }) => t.arm(new Timer({ ...armed, run })), { concurrency: 8, discard: true }),
+        ),
+      ),
+    )
+  }
+}
+
 const timerWakes = async (
   db: Databases.Throwaway,
   dialect: Dialect,
@@ -297,9 +357,7 @@ const timerWakes = async (
   try {
     await rt.runtime()
     const start0 = performance.now()
-    await suspendMany(rt, tenant, due, (i) =>
-      Effect.flatMap(Runtime.Runtime, (x) => x.run(Sleeper, Run.labeled({ n: i }, "bench"))),
-    )
+    await seedSleepers(rt, tenant, due)
     log(
       `runtime ${dialect}: ${count(due)} runs suspended on a due timer in ${((performance.now() - start0) / 1000).toFixed(1)} s`,
     )
