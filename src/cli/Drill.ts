@@ -3,25 +3,18 @@
  * artifact that is not present (erased by design, or a finding), then a summary line; exits 0,
  * or 2 when there is a finding, so a scheduled drill can page someone.
  *
- * Decision: the key ring is read only when `--keys` names its database; without it only blobs
- * are classified. The KEK comes from `AGENTPLANE_KEK` or `--kek-file` (env `AGENTPLANE_KEK_FILE`),
- * never from a flag's value, which would show in the process list.
+ * Decision: the key ring is read only when a KEK is given (`Keys.ts`: `AGENTPLANE_KEK` or
+ * `--kek-file`), in `--keys` or else the `key_ring` table of `--store`; without a KEK only blobs
+ * are classified. Drill writes nothing, so it neither leaves nor checks the store's sealing mark.
  */
 import { Command, Options } from "@effect/cli"
-import type { SqlClient } from "@effect/sql"
 import { Config, Console, Effect, Either, Layer, Option } from "effect"
 import * as Tenant from "../domain/Tenant.js"
 import * as Drill from "../erasure/Drill.js"
-import * as Kek from "../erasure/Kek.js"
-import { KekInvalid } from "../errors/ErasureError.js"
-import type { Backend } from "../errors/StoreError.js"
 import * as BlobStoreFs from "../layers/BlobStoreFs.js"
 import * as BlobStoreSql from "../layers/BlobStoreSql.js"
-import * as KeyRingSql from "../layers/KeyRingSql.js"
-import * as Migrations from "../layers/Migrations.js"
-import * as PgBackend from "../layers/PgBackend.js"
-import * as SqliteBackend from "../layers/SqliteBackend.js"
 import * as SqlStores from "../layers/SqlStores.js"
+import * as Keys from "./Keys.js"
 import * as Store from "./Store.js"
 
 export const DEFAULT_BLOBS = "./agentplane-blobs"
@@ -35,81 +28,24 @@ export const blobs = Options.text("blobs").pipe(
   Options.withDefault(DEFAULT_BLOBS),
 )
 
-/** `--keys`: the key ring's database, a SQLite file or a postgres:// URL. */
-export const keys = Options.text("keys").pipe(
-  Options.withDescription(
-    "the key ring's database: SQLite file or postgres:// URL (env AGENTPLANE_KEYS); the KEK from AGENTPLANE_KEK or --kek-file; absent: only blobs are classified",
-  ),
-  Options.withFallbackConfig(Config.string("AGENTPLANE_KEYS")),
-  Options.optional,
-)
-
-export const kekFile = Options.file("kek-file").pipe(
-  Options.withDescription(
-    "file holding the key-encryption key, 32 bytes in base64 (env AGENTPLANE_KEK_FILE); absent: the KEK is AGENTPLANE_KEK",
-  ),
-  Options.withFallbackConfig(Config.string("AGENTPLANE_KEK_FILE")),
-  Options.optional,
-)
-
 const tenant = Options.text("tenant").pipe(
   Options.withDescription("the tenant to drill (env AGENTPLANE_TENANT; default default)"),
   Options.withFallbackConfig(Config.string("AGENTPLANE_TENANT")),
   Options.withDefault(Tenant.DEFAULT as string),
 )
 
-/** A migrated client on `store` (checked as `--store` is). */
-export const client = (store: string): Layer.Layer<SqlClient.SqlClient, Backend | Store.StoreInvalid> =>
-  Either.match(Store.check(store), {
-    onLeft: Layer.fail,
-    onRight: (checked) =>
-      Layer.provideMerge(
-        Layer.fresh(Migrations.layer),
-        Store.isPostgres(checked)
-          ? PgBackend.layerClient({ url: checked })
-          : SqliteBackend.layerClient({ filename: checked }),
-      ),
-  })
-
-/** The KEK from `--kek-file`, else the environment; `KekInvalid` when neither gives one. */
-const kekOf = (file: Option.Option<string>) =>
-  Option.match(file, {
-    onSome: (path) =>
-      Effect.flatMap(
-        Effect.flatMap(Config.option(Config.redacted("AGENTPLANE_KEK")), (inline) =>
-          Option.isSome(inline)
-            ? Effect.fail(new KekInvalid({ detail: "both AGENTPLANE_KEK and --kek-file are given; give one" }))
-            : Effect.void,
-        ),
-        () => Kek.fromFile(path),
-      ),
-    onNone: () =>
-      Effect.flatMap(Kek.fromEnvironment, (kek) =>
-        Option.match(kek, {
-          onSome: Effect.succeed,
-          onNone: () =>
-            Effect.fail(
-              new KekInvalid({
-                detail: "--keys names a key ring but no KEK was given: set AGENTPLANE_KEK or --kek-file",
-              }),
-            ),
-        }),
-      ),
-  })
-
 export const command = Command.make(
   "drill",
-  { store: Store.option, tenant, blobs, keys, kekFile },
-  ({ store, tenant, blobs, keys, kekFile }) =>
+  { store: Store.option, tenant, blobs, keying: Keys.options },
+  ({ store, tenant, blobs, keying }) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(tenant), { onLeft: Effect.fail, onRight: Effect.succeed })
-      const data = client(store)
+      const data = Keys.client(store)
       const stores = Layer.provide(SqlStores.layer, data)
       const blobLayer = blobs === "store" ? Layer.provide(BlobStoreSql.layer, data) : BlobStoreFs.layer({ root: blobs })
-      const ring = yield* Option.match(keys, {
-        onNone: () => Effect.succeed(Layer.empty),
-        onSome: (keyStore) =>
-          Effect.map(kekOf(kekFile), (kek) => Layer.provide(KeyRingSql.layer(kek), client(keyStore))),
+      const ring = Option.match(yield* Keys.resolve(keying), {
+        onNone: () => Layer.empty,
+        onSome: (r) => Keys.keyRing(store, r),
       })
       const report = yield* Drill.drill((artifact) =>
         artifact.verdict === "present"

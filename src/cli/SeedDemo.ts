@@ -18,6 +18,7 @@ import * as Tenant from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { TaskStore } from "../services/TaskStore.js"
+import * as Keys from "./Keys.js"
 import * as Store from "./Store.js"
 
 /** The agent that proposes the refund; the task excludes it, so it cannot approve itself (four eyes). */
@@ -89,15 +90,16 @@ export const seed = Effect.gen(function* () {
   return { case: correlation.case, task: task.id }
 })
 
-export const command = Command.make("seed-demo", { store: Store.option, tenant }, (options) =>
+export const command = Command.make("seed-demo", { store: Store.option, tenant, keying: Keys.options }, (options) =>
   Effect.gen(function* () {
     const tenantId = yield* Effect.mapError(
       Tenant.parse(options.tenant),
       (e) => new TenantInvalid({ tenant: options.tenant, detail: e.message }),
     )
+    const ring = yield* Keys.resolve(options.keying)
     const ids = yield* seed.pipe(
       Effect.provideService(Tenant.Tenant, tenantId),
-      Effect.provide(Store.layer(options.store)),
+      Effect.provide(Keys.stores(options.store, Store.NO_TIMEOUTS, ring)),
     )
     yield* Console.log(`CASE=${ids.case}`)
     yield* Console.log(`TASK=${TaskId.show(ids.task)}`)

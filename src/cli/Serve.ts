@@ -17,6 +17,7 @@ import * as Server from "../http/Server.js"
 import * as Sweeper from "../runtime/Sweeper.js"
 import * as Address from "./Address.js"
 import * as Definitions from "./Definitions.js"
+import * as Keys from "./Keys.js"
 import * as Store from "./Store.js"
 import * as Sweep from "./Sweep.js"
 
@@ -96,6 +97,8 @@ export interface ServeOptions {
   readonly logLevel?: RequestLog.Level
   /** `--metrics-token-digest`: comma-separated digests of the scrape tokens; absent, nobody may scrape. */
   readonly metricsTokenDigest?: Option.Option<string>
+  /** `--keys` and `--kek-file` (`Keys.ts`): with a KEK, payloads are sealed at rest; absent, none. */
+  readonly keying?: Keys.Keying
 }
 
 /**
@@ -166,6 +169,9 @@ export const layer = (options: ServeOptions) =>
     // counts as a wake failure.
     const runs = yield* Definitions.fromOption(options.runs ?? Option.none())
     const scrapeDigests = yield* parseDigests(options.metricsTokenDigest ?? Option.none())
+    // A bad or missing KEK refuses the start before the store opens; the store's sealing mark is
+    // checked when the store layer is built, before the listener binds.
+    const ring = yield* Keys.resolve(options.keying ?? Keys.NONE)
     yield* Address.probe(address)
     const server = Server.layer({
       ...address,
@@ -179,7 +185,7 @@ export const layer = (options: ServeOptions) =>
       docs: { credential: options.docsCredential ?? false },
     }).pipe(
       Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
-      Layer.provideMerge(Store.layer(store, options.timeouts)),
+      Layer.provideMerge(Keys.stores(store, options.timeouts ?? Store.NO_TIMEOUTS, ring)),
     )
     // The sweeping fiber lives in the layer's scope: on shutdown it is interrupted first, before
     // the server, the runtime and the store close.
@@ -257,6 +263,7 @@ export const command = Command.make(
     logLevel,
     metricsTokenDigest,
     docsCredential,
+    keying: Keys.options,
   },
   serve,
 ).pipe(Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"))

@@ -13,6 +13,7 @@ import * as Server from "../http/Server.js"
 import type { Runtime } from "../runtime/Runtime.js"
 import * as Sweeper from "../runtime/Sweeper.js"
 import type * as Stores from "../services/Stores.js"
+import * as Keys from "./Keys.js"
 import * as Store from "./Store.js"
 
 export const eventGrace = Options.integer("event-grace").pipe(
@@ -101,15 +102,17 @@ export const reportJson = (report: Sweeper.SweepReport) => ({
 
 export const command = Command.make(
   "sweep",
-  { store: Store.option, tenant, eventGrace, timeouts: Store.timeoutOptions },
-  ({ store, tenant, eventGrace, timeouts }) =>
+  { store: Store.option, tenant, eventGrace, timeouts: Store.timeoutOptions, keying: Keys.options },
+  ({ store, tenant, eventGrace, timeouts, keying }) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(tenant), {
         onLeft: (e) => Effect.fail(e),
         onRight: Effect.succeed,
       })
+      // A tick wakes runs and dead-letters events, so it seals and opens as `serve` does.
+      const ring = yield* Keys.resolve(keying)
       const report = yield* tick(id, eventGrace, false).pipe(
-        Effect.provide(Server.layerRuntime({}).pipe(Layer.provideMerge(Store.layer(store, timeouts)))),
+        Effect.provide(Server.layerRuntime({}).pipe(Layer.provideMerge(Keys.stores(store, timeouts, ring)))),
       )
       yield* Console.log(JSON.stringify(reportJson(report), null, 2))
       // Exit 2 when an operator should look (§8.3); `runMain` leaves a successful exit's code alone.
