@@ -4,96 +4,22 @@
  * and says so in the report; `--lock-timeout` reaches PostgreSQL (a tick under a held table lock
  * ends through the flag's timeout, where the environment's ten minutes would hang it).
  */
-import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, type Layer } from "effect"
 import pg from "pg"
-import { afterAll, describe, inject, it } from "vitest"
+import { afterAll, describe, it } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import { InboundEvent } from "../../src/domain/Event.js"
 import * as Tenant from "../../src/domain/Tenant.js"
 import * as Time from "../../src/domain/Time.js"
 import type { Backend } from "../../src/errors/StoreError.js"
-import * as PgBackend from "../../src/layers/PgBackend.js"
-import * as SqliteBackend from "../../src/layers/SqliteBackend.js"
 import { EventStore } from "../../src/services/EventStore.js"
 import type * as Stores from "../../src/services/Stores.js"
 import { assert } from "../support/Assert.js"
+import { cleanUp, cli, postgres, serve, sqlite } from "../support/Cli.js"
 
-const files: Array<string> = []
-afterAll(() => {
-  for (const file of files)
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${file}${suffix}`, { force: true })
-})
-
-interface Finished {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs the CLI to its end, without the developer's AGENTPLANE_* variables. */
-const cli = (args: ReadonlyArray<string>, extra: Record<string, string> = {}): Promise<Finished> =>
-  new Promise((resolve) => {
-    const env = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AGENTPLANE_"))),
-      ...extra,
-    }
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/Main.ts", ...args], { env })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-  })
-
-interface Store {
-  readonly name: string
-  /** The `--store` value and the same store as a layer, for seeding. */
-  readonly make: () => Promise<{
-    readonly store: string
-    readonly layer: Layer.Layer<Stores.Stores, Backend>
-    readonly drop: () => Promise<void>
-  }>
-}
-
-const sqlite: Store = {
-  name: "sqlite",
-  make: async () => {
-    const file = join(inject("scratchDir"), `sweep-${randomUUID()}.db`)
-    files.push(file)
-    return { store: file, layer: SqliteBackend.layer({ filename: file }), drop: async () => {} }
-  },
-}
-
-const postgres: Store = {
-  name: "postgres",
-  make: async () => {
-    const name = `agentplane_sweep_${randomUUID().replaceAll("-", "")}`
-    const admin = new pg.Client({ connectionString: inject("pgUrl") })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${name}`)
-    await admin.end()
-    const url = new URL(inject("pgUrl"))
-    url.pathname = `/${name}`
-    return {
-      store: url.toString(),
-      layer: PgBackend.layer({ url: url.toString() }),
-      drop: async () => {
-        const again = new pg.Client({ connectionString: inject("pgUrl") })
-        await again.connect()
-        await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-        await again.end()
-      },
-    }
-  },
-}
+afterAll(cleanUp)
 
 /** An event buffered long ago that no run claims: past any grace, the sweep dead-letters it. */
 const seedStaleEvent = (layer: Layer.Layer<Stores.Stores, Backend>, tenant: Tenant.TenantId) =>
@@ -174,27 +100,6 @@ for (const backend of [sqlite, postgres]) {
   })
 }
 
-/** `serve` started through `node --import tsx`; `address` resolves once it announces where it listens. */
-const serve = (args: ReadonlyArray<string>) => {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AGENTPLANE_")))
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/Main.ts", "serve", ...args], { env })
-  let stdout = ""
-  let stderr = ""
-  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  const address = new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-      const match = /agentplane serving (http:\/\/\S+)/.exec(stdout)
-      if (match?.[1] !== undefined) resolve(match[1])
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    void exit.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)))
-  })
-  return { child, exit, address, stdout: () => stdout }
-}
-
 for (const backend of [sqlite, postgres]) {
   describe(`agentplane serve --sweep-every (${backend.name})`, () => {
     it("sweeps the credential table's tenants in the background, and stops with the server", {
@@ -234,7 +139,7 @@ for (const backend of [sqlite, postgres]) {
         } finally {
           server.child.kill("SIGTERM")
         }
-        assert.strictEqual(await server.exit, 0)
+        assert.strictEqual((await server.done).code, 0)
       } finally {
         await drop()
       }

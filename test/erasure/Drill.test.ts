@@ -4,7 +4,6 @@
  * design and exits 0; a blob deleted with no tombstone is a finding and exits 2; a key ring that
  * never held the case's key makes its sealed state a finding; `--help` names flags and variables.
  */
-import { spawn } from "node:child_process"
 import { randomBytes, randomUUID } from "node:crypto"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -20,39 +19,8 @@ import * as Migrations from "../../src/layers/Migrations.js"
 import * as SqliteBackend from "../../src/layers/SqliteBackend.js"
 import * as SqlStores from "../../src/layers/SqlStores.js"
 import { assert } from "../support/Assert.js"
+import { cli, lines } from "../support/Cli.js"
 import { at, keyRing, seed } from "./World.js"
-
-interface Finished {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs the CLI to its end, without the developer's AGENTPLANE_* variables. */
-const cli = (args: ReadonlyArray<string>, extra: Record<string, string> = {}): Promise<Finished> =>
-  new Promise((resolve) => {
-    const env = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AGENTPLANE_"))),
-      ...extra,
-    }
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/Main.ts", ...args], { env })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-  })
-
-const lines = (stdout: string) =>
-  stdout
-    .trim()
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as { kind: string; [field: string]: unknown })
 
 describe("agentplane drill", () => {
   it("tells erasure from loss, and exits 2 on a finding", async () => {
