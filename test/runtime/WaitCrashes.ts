@@ -440,6 +440,52 @@ const crashAndRecover = (backend: Backend.Backend, s: Scenario) => {
   }).pipe(Backend.asFreshTenant)
 }
 
+/**
+ * deliverTo (§7.9) cut off after its match committed: the event is stored, claimed for the run,
+ * and the wait kept. The sender's retry under the same (source, id) carries another payload; the
+ * run is answered with the payload of record, once.
+ */
+const deliverToRetried = (backend: Backend.Backend) => {
+  const counter = new Support.Counter()
+  const def = definitions(counter).event
+  const order = `o-${Math.random()}`
+  const faulty = dying(backend.layer)
+  const healthy = Support.runtime(backend, [def], { leaseTtlSecs: 5 })
+  return Effect.gen(function* () {
+    const first = yield* Support.on(healthy)(
+      Effect.flatMap(Runtime.Runtime, (rt) =>
+        rt.runCorrelated(def, Run.labeled({ order }, "test"), "order", [key(order)]),
+      ),
+    )
+    expect(first.status._tag).toBe("Suspended")
+    faulty.arm(call("EventStore", "deliverTo"))
+    const cut = yield* Support.on(Support.runtimeOver(faulty.stores, [def], { leaseTtlSecs: 1 }))(
+      Effect.flatMap(Runtime.Runtime, (rt) => Effect.either(rt.deliverTo(first.run, paidEvent(order)))),
+    )
+    expect(faulty.dead()).toBe(true)
+    expect(cut._tag).toBe("Left")
+    const retry = new InboundEvent({ ...paidEvent(order), payload: { n: 99 } })
+    const again = yield* Support.on(healthy)(
+      Effect.gen(function* () {
+        const rt = yield* Runtime.Runtime
+        const answered = yield* rt.deliverTo(first.run, retry)
+        yield* rt.idle
+        return answered
+      }),
+    )
+    expect(again).toEqual(Runtime.Delivered.Resumed({ run: first.run }))
+    const records = yield* Effect.provide(Support.journalOf(first.run), backend.layer)
+    // The act ran with the stored payload's n, not the retry's.
+    expect(
+      Support.ofKind(records, "EffectDone")
+        .map((d) => d.kind.output)
+        .slice(-2),
+    ).toEqual([{ n: 7 }, { ok: "waitcrash.act", n: 7 }])
+    expect(counter.get("waitcrash.act")).toBe(1)
+    expect(yield* Effect.provide(Support.concludedAs(first.run, "succeeded"), backend.layer)).toBe(true)
+  }).pipe(Backend.asFreshTenant)
+}
+
 export const suite = (backend: Backend.Backend) =>
   describe("crashes inside waits", () => {
     for (const s of scenarios) {
@@ -447,4 +493,7 @@ export const suite = (backend: Backend.Backend) =>
         crashAndRecover(backend, s),
       )
     }
+    it.live("deliverTo cut off after its match: the retry with another payload answers the stored one, once", () =>
+      deliverToRetried(backend),
+    )
   })
