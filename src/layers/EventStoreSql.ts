@@ -383,9 +383,24 @@ export const make = Effect.gen(function* () {
             yield* sql`
               DELETE FROM subscriptions WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}`
             // The delivery is journaled now, so the buffer's copy of the content goes; identity,
-            // claim and dead-letter fields stay for dedup and accounting.
+            // claim and dead-letter fields stay for dedup and accounting. Claims are the run's, not
+            // a wait's (claimFor hands a run's claimed event to its next wait), so "claimed for
+            // this wait" is read as: claimed by the run and takeable by none of the run's other
+            // registered waits (their kind, a shared key). Those may be claimed and not journaled
+            // yet; stripping them here lost a second wait's payload before its delivery was
+            // recorded. They go when their own wait unsubscribes. Decision (issue 15): exact
+            // per-wait stripping needs the claiming wait stored on the event (a `claimed_for`
+            // column); without it, a wait `matchWaiter` retired and the engine has not yet put back
+            // is not protected.
             yield* sql`
-              UPDATE inbound_events SET payload = 'null' WHERE tenant = ${tenant} AND claimed_by = ${run}`
+              UPDATE inbound_events SET payload = 'null'
+               WHERE tenant = ${tenant} AND claimed_by = ${run}
+                 AND NOT EXISTS (
+                   SELECT 1 FROM subscriptions s
+                     JOIN inbound_correlation c
+                       ON c.tenant = s.tenant AND c.namespace = s.namespace AND c.value = s.value
+                    WHERE s.tenant = inbound_events.tenant AND s.run_id = ${run}
+                      AND s.event_kind = inbound_events.kind AND c.event_id = inbound_events.event_id)`
           }),
         )
       }).pipe(Sql.orBackend),

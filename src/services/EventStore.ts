@@ -38,7 +38,7 @@ export class EventStore extends Context.Tag("agentplane/EventStore")<
     readonly matchWaiter: (event: InboundEvent, at: Timestamp) => Read<Option.Option<Subscription>>
     /** Delivers to one named run: `Matched` with its lowest-effect-key wait holding a key of the event, `Duplicate` for an accepted dedup key not claimed by that run, or `NotWaiting` writing nothing; never deletes a wait. */
     readonly deliverTo: (run: RunId, event: InboundEvent, at: Timestamp) => Read<TargetedDelivery>
-    /** Deletes every row of (run, effect) and nulls the payload of every event claimed by `run`, keeping identity, claim and dead-letter fields; idempotent. */
+    /** Deletes every row of (run, effect) and nulls the payload of every event claimed by `run` that none of the run's other registered waits could take (its kind, a shared key), keeping identity, claim and dead-letter fields; idempotent. */
     readonly unsubscribe: (run: RunId, effect: EffectKey) => Op<void>
     /** Nulls the payload of the event with this dedup key, keeping the row; `false` when no such event was ever accepted. */
     readonly erasePayload: (source: string, id: string) => Op<boolean>

@@ -201,8 +201,15 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
       atomically((state) => {
         for (const row of rowsOf(state, run, effect)) state.waits.delete(waitRowId(row.run, row.effect, row.key))
         // The delivery is journaled now, so the buffer's copy of the content goes; identity,
-        // claim and dead-letter fields stay for dedup and accounting.
-        for (const e of state.events.values()) if (e.claimedBy === run) e.payload = "null"
+        // claim and dead-letter fields stay for dedup and accounting. Not the content of an event
+        // another registered wait of the run could still take (its kind, a shared key): that
+        // delivery may not be journaled yet (see `EventStoreSql.unsubscribe`).
+        const others = [...state.waits.values()].filter((w) => w.run === run)
+        for (const e of state.events.values()) {
+          if (e.claimedBy !== run) continue
+          const takeable = others.some((w) => w.kind === e.kind && e.keys.some((k) => CorrelationKey.equals(k, w.key)))
+          if (!takeable) e.payload = "null"
+        }
         return Effect.void
       }),
 

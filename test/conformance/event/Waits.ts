@@ -147,5 +147,43 @@ export const waits = (test: Tester) => {
           assert.deepStrictEqual(yield* store.waiting(10), [])
         }),
       ))
+
+    test("keeps the payload another registered wait of the run claimed until that wait unsubscribes", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* EventStore
+          const run = generateRunId()
+          const a = event("a", [key("doc", "a")], { payload: "a" })
+          const b = event("b", [key("doc", "b")], { payload: "b" })
+          const c = event("c", [key("doc", "c")], { kind: "other", payload: "c" })
+          for (const e of [a, b, c]) yield* buffered(e, 100)
+          const first = wait([key("doc", "a")], { run })
+          const second = wait([key("doc", "b")], { run })
+          // Same key as `c`, another kind: it could never take `c`, so it does not keep it.
+          const third = wait([key("doc", "c")], { run })
+          // Another run waiting on `a`'s key keeps nothing of this run's.
+          const stranger = wait([key("doc", "a")])
+          for (const w of [first, second, third, stranger]) yield* store.subscribe(w, at(100))
+          yield* store.claimFor(first, at(101))
+          yield* store.claimFor(second, at(101))
+          yield* store.claimFor(wait([key("doc", "c")], { run, kind: "other" }), at(101))
+          // The first wait's delivery is journaled; the second's may not be yet.
+          yield* store.unsubscribe(run, first.effect)
+          const payloadOf = (e: typeof a) =>
+            Effect.map(
+              store.accepted(e.source, e.id),
+              Option.map((found) => found.event.payload),
+            )
+          assert.deepStrictEqual(yield* payloadOf(a), Option.some(null))
+          assert.deepStrictEqual(yield* payloadOf(b), Option.some(stored(b).payload))
+          assert.deepStrictEqual(yield* payloadOf(c), Option.some(null))
+          assert.deepStrictEqual(
+            yield* store.claimFor(second, at(102)),
+            Option.some(new BufferedEvent({ event: stored(b), receivedAt: at(100) })),
+          )
+          yield* store.unsubscribe(run, second.effect)
+          assert.deepStrictEqual(yield* payloadOf(b), Option.some(null))
+        }),
+      ))
   })
 }
