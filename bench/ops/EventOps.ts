@@ -21,7 +21,7 @@ const RETIRE_WAIT = `DELETE FROM subscriptions WHERE tenant = $1 AND run_id = $2
 const CANDIDATES = `SELECT e.event_id FROM inbound_events e JOIN inbound_correlation c ON c.tenant = e.tenant AND c.event_id = e.event_id WHERE e.tenant = $4 AND e.kind = $5 AND c.namespace = $6 AND c.value = $7 AND (e.claimed_by IS NULL OR e.claimed_by = $8) AND NOT e.dead ORDER BY e.received_at, e.event_id LIMIT 1`
 const claimFor = (lock: string) =>
   `UPDATE inbound_events SET claimed_by = $1, claimed_at = $2 WHERE tenant = $3 AND event_id = (${CANDIDATES}${lock}) AND (claimed_by IS NULL OR claimed_by = $9) AND NOT dead RETURNING event_id, source, bare_id, kind, payload, received_at`
-const KEYS_OF = `SELECT event_id, namespace, value FROM inbound_correlation WHERE tenant = $1 AND "event_id" IN ($2)`
+const KEYS_OF = "SELECT event_id, namespace, value FROM inbound_correlation WHERE tenant = $1 AND event_id = $2"
 // pg: the key lock claimFor shares with accept (EventStoreSql `lockKeys`); sqlite's write lock serialises them.
 const KEY_LOCK = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
 
@@ -118,7 +118,7 @@ export const claimForOp: Op = {
           ])
           const row = claimed[0]
           expect(row !== undefined, "raw claimFor claimed nothing")
-          await q(pick(raw, KEYS_OF), [cell.tenant, row?.event_id])
+          await q(pick(raw, KEYS_OF), [cell.tenant, row?.event_id], true)
         })
       },
     }
