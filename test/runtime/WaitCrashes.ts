@@ -7,7 +7,7 @@
  * one outcome, no wait, timer or quota slot left behind, the task completed.
  */
 import { describe, it } from "@effect/vitest"
-import { Clock, Context, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Clock, Effect, Option, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Deadline from "../../src/domain/Deadline.js"
@@ -17,13 +17,11 @@ import * as Quota from "../../src/domain/Quota.js"
 import * as Run from "../../src/domain/Run.js"
 import { Decision } from "../../src/domain/Task.js"
 import { Timestamp } from "../../src/domain/Time.js"
-import { Backend as BackendError } from "../../src/errors/StoreError.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
 import * as Sweeper from "../../src/runtime/Sweeper.js"
-import { BatchStore } from "../../src/services/BatchStore.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
 import { EventStore } from "../../src/services/EventStore.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
@@ -31,73 +29,10 @@ import { QuotaStore } from "../../src/services/QuotaStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import { TimerStore } from "../../src/services/TimerStore.js"
 import * as Backend from "../support/Backend.js"
+import { type Boundary, call, dying } from "./Dying.js"
 import * as Support from "./Support.js"
 
 type Workload = "event" | "task" | "sleep"
-
-/** Where the process dies: right after the `nth` (from 1) call of `store.method` that `when` accepts returned. */
-interface Boundary {
-  readonly store: string
-  readonly method: string
-  readonly when?: (args: ReadonlyArray<unknown>) => boolean
-  readonly nth?: number
-}
-
-/**
- * The stores as one process sees them, with a kill switch: once the boundary call has returned,
- * the process is dead and every later call fails with `Backend`, so it writes and releases
- * nothing more (its lease lapses, its quota slot and timer claim stay taken). The run the first
- * `acquire` named is kept, so a test learns the run of an admission that never answered.
- */
-const dying = (base: Layer.Layer<Backend.Stores, BackendError>) => {
-  let boundary: Option.Option<Boundary> = Option.none()
-  let seen = 0
-  let dead = false
-  let firstRun: Option.Option<RunId> = Option.none()
-  const tags = { CaseStore, EventStore, TimerStore, TaskStore, BatchStore, QuotaStore, JournalStore } as const
-  const wrap = (store: string, service: object): object =>
-    new Proxy(service, {
-      get: (target, method: string) => {
-        const original = (target as Record<string, unknown>)[method]
-        if (typeof original !== "function") return original
-        return (...args: Array<unknown>) => {
-          const effect = (original as (...a: Array<unknown>) => unknown).apply(target, args)
-          if (!Effect.isEffect(effect)) return effect
-          return Effect.suspend(() => {
-            if (dead) return Effect.fail(new BackendError({ detail: "injected: the process is dead" }))
-            if (store === "JournalStore" && method === "acquire" && Option.isNone(firstRun)) {
-              firstRun = Option.some(args[0] as RunId)
-            }
-            const b = Option.getOrUndefined(boundary)
-            const hit = b !== undefined && b.store === store && b.method === method && (b.when?.(args) ?? true)
-            return hit
-              ? Effect.tap(effect, () =>
-                  Effect.sync(() => {
-                    seen += 1
-                    if (seen === (b.nth ?? 1)) dead = true
-                  }),
-                )
-              : effect
-          })
-        }
-      },
-    })
-  const stores = Layer.map(base, (context) => {
-    let out = context
-    for (const [name, tag] of Object.entries(tags)) {
-      out = Context.add(out, tag as never, wrap(name, Context.get(context, tag as never)) as never)
-    }
-    return out
-  })
-  return {
-    stores,
-    arm: (b: Boundary) => {
-      boundary = Option.some(b)
-    },
-    dead: () => dead,
-    firstRun: () => firstRun,
-  }
-}
 
 const key = (order: string) => CorrelationKey.make("order", order)
 
@@ -271,7 +206,6 @@ const append = (kind: string): Boundary => ({
   when: (args) =>
     (args[2] as ReadonlyArray<{ readonly kind: { readonly kind: string } }>).some((a) => a.kind.kind === kind),
 })
-const call = (store: string, method: string): Boundary => ({ store, method })
 
 export const scenarios: ReadonlyArray<Scenario> = [
   // Suspend: subscription durable → task opened → RunSuspended journaled → lease released → slot released.
