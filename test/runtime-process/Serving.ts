@@ -161,3 +161,32 @@ export const until = async (
     await new Promise((r) => setTimeout(r, 250))
   }
 }
+
+/**
+ * Polls `check` every 250 ms until it answers true, for as long as the system shows progress:
+ * fails naming `what` only once `progress` (any value that changes when work gets done: a run's
+ * journal head, a count of finished runs) has not changed for `stallMs`. A loaded box is slow
+ * but moves; a lost wake-up or a hang stops moving. A fixed bound failed healthy runs at load 25.
+ */
+export const whileProgressing = async (
+  what: string | (() => string),
+  stallMs: number,
+  check: () => Promise<boolean>,
+  progress: () => Promise<unknown>,
+): Promise<void> => {
+  let last = JSON.stringify(await progress())
+  let movedAt = Date.now()
+  for (;;) {
+    if (await check()) return
+    const now = JSON.stringify(await progress())
+    if (now !== last) {
+      last = now
+      movedAt = Date.now()
+    } else if (Date.now() - movedAt > stallMs) {
+      throw new Error(
+        `no progress for ${stallMs} ms (last seen ${last}) waiting for ${typeof what === "string" ? what : what()}`,
+      )
+    }
+    await new Promise((r) => setTimeout(r, 250))
+  }
+}

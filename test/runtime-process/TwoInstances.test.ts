@@ -34,6 +34,16 @@ const HUNG = 6
  * The phases' bounds are generous for the same reason: they catch a hang, not slowness.
  */
 const LEASE_TTL = "20"
+/**
+ * How long a phase may show no progress at all before it fails: a lapse of a dead (or starved)
+ * owner's lease, then sweeps (every second) until the recovery pass reaches the run, with room
+ * for a recovery pass that resumes up to 32 runs one after another. Progress, not time, is
+ * what a phase is bounded by; the test's own timeout still bounds the whole.
+ */
+const STALL_MS = 4 * Number(LEASE_TTL) * 1000
+
+/** Starts that reached their wait so far, across every server: progress a stuck start waits on. */
+let suspendedStarts = 0
 const WAIT_KINDS = new Set(["event.await", "task.await", "timer.sleep"])
 
 interface Started {
@@ -102,11 +112,19 @@ const startRun = async (base: string, t: Serving.Tenancy, input: Workload.Input)
   const run = body.run as RunId
   let view = body
   // Normally the start answers the suspended run; on a loaded box its lease can lapse mid-start,
-  // a sweep then finishes the stretch to the wait, and the answer shows the run in between.
-  await Serving.until(`run ${input.id} to suspend`, 60_000, async () => {
-    if (view.suspended === null) view = await Serving.expectCall(200, base, "GET", `/runs/${run}`, t.reviewer)
-    return view.suspended !== null
-  })
+  // a sweep then finishes the stretch to the wait, and the answer shows the run in between. The
+  // sweep's recovery pass may be behind other runs, so the wait lasts while this run's journal
+  // or any other start moves.
+  await Serving.whileProgressing(
+    `run ${input.id} to suspend`,
+    STALL_MS,
+    async () => {
+      if (view.suspended === null) view = await Serving.expectCall(200, base, "GET", `/runs/${run}`, t.reviewer)
+      return view.suspended !== null
+    },
+    async () => [(view.head as { readonly seq?: number } | undefined)?.seq, suspendedStarts],
+  )
+  suspendedStarts += 1
   const suspended = view.suspended as Suspension
   return {
     input,
@@ -271,13 +289,14 @@ const firstHalfThenKill = async (
   const first = started.slice(0, RUNS / 2)
   await pool(first, 4, (s, i) => wake((live[i % live.length] as Serving.Server).base, t, s))
   let done = 0
-  await Serving.until(
+  await Serving.whileProgressing(
     () => `the first half to succeed (${done} of ${RUNS / 2} did)`,
-    150_000,
+    STALL_MS,
     async () => {
       done = await succeeded(doomed.base, t)
       return done >= RUNS / 2
     },
+    async () => done,
   )
 
   await pool(
@@ -299,13 +318,14 @@ const rest = async (survivor: Serving.Server, t: Serving.Tenancy, started: Reado
     (s) => wake(survivor.base, t, s),
   )
   let done = 0
-  await Serving.until(
+  await Serving.whileProgressing(
     () => `every run to succeed (${done} of ${RUNS} did)`,
-    150_000,
+    STALL_MS,
     async () => {
       done = await succeeded(survivor.base, t)
       return done === RUNS
     },
+    async () => done,
   )
 }
 
