@@ -42,6 +42,16 @@ const rawText = (store: string, tables: ReadonlyArray<string>) =>
     ) as Effect.Effect<string>,
   )
 
+/** `serve …args` to its exit; a server that starts after all is killed, so the test fails instead of hanging. */
+const refusedServe = (args: ReadonlyArray<string>) => {
+  const server = serve(args)
+  server.address.then(
+    () => server.child.kill("SIGKILL"),
+    () => {},
+  )
+  return server.done
+}
+
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
 for (const backend of [sqlite, postgres]) {
@@ -108,8 +118,7 @@ for (const backend of [sqlite, postgres]) {
         )
 
         // Without a KEK, serve is refused before it listens, naming the fix.
-        const bare = await cli([
-          "serve",
+        const bare = await refusedServe([
           "--store",
           store,
           "--addr",
