@@ -495,14 +495,28 @@ export const make = Effect.gen(function* () {
           Effect.gen(function* () {
             // Same check as append: the head sealed here is the last one any holder wrote. The
             // run's last records ride in the same transaction, so concluding costs one commit.
-            if (last === undefined) yield* mustHold(tenant, run, epoch)
-            else yield* appendWithin(tenant, run, epoch, last)
-            const head = yield* headOf(tenant, run)
-            const written = yield* sql`
+            // With a last batch its final record is the head, so only a bare seal reads it.
+            let head: Journal.Head
+            if (last === undefined) {
+              yield* mustHold(tenant, run, epoch)
+              head = yield* headOf(tenant, run)
+            } else {
+              const records = yield* appendWithin(tenant, run, epoch, last)
+              const top = records[records.length - 1]
+              head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
+            }
+            // The lease is released by the seal's own commit (see the contract): pg in the same
+            // statement, sqlite in the same transaction.
+            const insertSeal = sql`
               INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
               VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
               ON CONFLICT (tenant, run_id) DO NOTHING
               RETURNING run_id`
+            const release = sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`
+            const written =
+              dialect.name === "pg"
+                ? yield* sql`WITH released AS (${release} RETURNING run_id) ${insertSeal}`
+                : yield* Effect.zipLeft(insertSeal, release)
             if (written.length === 0) return yield* notWritten(`seal of ${run}`)
             return head.hash
           }),
@@ -763,7 +777,10 @@ const toRecord = (row: JournalRow) =>
       row.key_id !== null && row.signature !== null
         ? Option.some(new Journal.Attestation({ keyId: row.key_id, signature: row.signature }))
         : Option.none()
-    return new Journal.Record({ ...b, prevHash, hash, attestation, raw: Buffer.from(row.raw) })
+    // Every field is decoded already (the columns by their schemas, the body by `parseBody`), so
+    // the class's own validation would decode the record a second time: on a wake-up's journal
+    // read it was a tenth of the CPU.
+    return new Journal.Record({ ...b, prevHash, hash, attestation, raw: Buffer.from(row.raw) }, true)
   })
 
 // TTLs are whole seconds >= 1; a fractional or smaller one is taken as the nearest whole second >= 1.

@@ -108,7 +108,8 @@ export const make = (options: Options) =>
           if (Option.isSome(stop) && exec.writer.durable() === 0 && Option.isSome(exec.case)) {
             yield* Effect.ignore(cases.detachRun(exec.case.value, exec.run))
           }
-          yield* Effect.ignore(journal.releaseLease(exec.run, epoch.value))
+          // A seal released the lease in its own commit; any other stop releases it here.
+          if (!exec.writer.sealed()) yield* Effect.ignore(journal.releaseLease(exec.run, epoch.value))
           // Admission reserves a slot only under a bounded quota, so under an unlimited one there
           // is none to free (a slot taken while the quota was bounded is left: unlimited ignores it).
           if (!Quota.isUnlimited(quota)) yield* Effect.ignore(quotas.release(exec.run))
@@ -771,19 +772,23 @@ const stage = (
   const seq = (head.seq + 1) as Journal.Record["seq"]
   // The bytes and hash the store will give it (the writer's conclude relies on the same).
   const raw = Journal.body({ ...append, run, seq })
-  const record = new Journal.Record({
-    run,
-    seq,
-    case: append.case,
-    step: append.step,
-    phase: append.phase,
-    effectKey: append.effectKey,
-    kind: append.kind,
-    prevHash: head.hash,
-    hash: Digest.chain(head.hash, raw),
-    attestation: Option.none(),
-    raw,
-  })
+  const record = new Journal.Record(
+    {
+      run,
+      seq,
+      case: append.case,
+      step: append.step,
+      phase: append.phase,
+      effectKey: append.effectKey,
+      kind: append.kind,
+      prevHash: head.hash,
+      hash: Digest.chain(head.hash, raw),
+      attestation: Option.none(),
+      raw,
+      // Built from a validated append and the head the store returned: validating again costs CPU only.
+    },
+    true,
+  )
   return { append, record, head }
 }
 

@@ -54,6 +54,8 @@ export interface Writer {
   readonly records: () => number
   /** How many records are durable. */
   readonly durable: () => number
+  /** Whether `seal` committed: the seal released the lease with it, so the driver's release is owed no more. */
+  readonly sealed: () => boolean
 }
 
 export const make = (options: {
@@ -75,6 +77,7 @@ export const make = (options: {
     let pending: Array<Journal.Append> = mode === "strict" ? [] : [...(options.staged?.appends ?? [])]
     let head = options.staged?.head ?? history.head
     let mustFlush = false
+    let sealed = false
     const offered = new Map<string, number>()
 
     const stage = (append: Journal.Append): void => {
@@ -118,6 +121,7 @@ export const make = (options: {
             .seal(run, epoch, outcome, first === undefined ? undefined : [first, ...others])
             .pipe(Effect.provideService(Tenant, tenant))
           head = { seq: head.seq + batch.length, hash }
+          sealed = true
         }),
       )
 
@@ -158,5 +162,6 @@ export const make = (options: {
       },
       records: () => head.seq + pending.length,
       durable: () => head.seq,
+      sealed: () => sealed,
     }
   })

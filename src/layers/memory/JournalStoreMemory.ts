@@ -312,6 +312,9 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         const head = headOf(tables.journal.get(run) ?? [])
         lastLogPosition += 1
         tables.seals.set(run, { outcome, chainHead: head.hash, logPosition: lastLogPosition, sealedAt: now })
+        // The seal releases the lease it sealed under, as `releaseLease` would (see the contract).
+        const held = tables.leases.get(run)
+        if (held !== undefined && held.epoch === epoch) tables.leases.set(run, { ...held, owner: "" })
         return Either.right(head.hash)
       }),
 

@@ -55,6 +55,29 @@ export const indexes = (test: Tester, sqlTest: Option.Option<SqlTester>, backend
         ),
       )
 
+    test("the seal releases the lease it sealed under, with or without a last batch; a refused seal keeps it", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* JournalStore
+          const a = yield* written(1)
+          const b = yield* written(1)
+          yield* store.seal(a.run, a.epoch, "succeeded")
+          yield* store.seal(b.run, b.epoch, "succeeded", [note("last")])
+          // Released, not lapsed: another owner takes it at once, a step up, and no recovery finds it.
+          assert.strictEqual((yield* store.acquire(a.run, "worker-b", 60)).epoch, a.epoch + 1)
+          assert.strictEqual((yield* store.acquire(b.run, "worker-b", 60)).epoch, b.epoch + 1)
+          // A seal that is refused (here: a stale epoch) releases nothing.
+          const c = yield* written(1)
+          yield* store.releaseLease(c.run, c.epoch)
+          const next = yield* store.acquire(c.run, "worker-b", 60)
+          assertError(
+            yield* Effect.flip(store.seal(c.run, c.epoch, "succeeded")),
+            new Fenced({ run: c.run, held: c.epoch, current: next.epoch }),
+          )
+          assert.strictEqual((yield* Effect.flip(store.acquire(c.run, "worker-c", 60)))._tag, "LeaseHeld")
+        }),
+      ))
+
     test("a stale or missing epoch is Fenced; a second seal is RunSealed", () =>
       asFreshTenant(
         Effect.gen(function* () {
