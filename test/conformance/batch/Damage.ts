@@ -62,6 +62,17 @@ export const damage = (test: SqlTester) => {
         yield* expectCorrupt(tenant, r.reserve)
       }))
 
+    test("a spend past the safe integers, in items and reserve (the records are built from the decoded row alone)", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { tenant, batch } = yield* plant({ outcome: "succeeded", detail: null })
+        // 2^60 as text: sqlite keeps the integer, pg's BIGINT too; neither fits a JS safe integer.
+        yield* sql`UPDATE batch_items SET tokens = ${"1152921504606846976"} WHERE tenant = ${tenant} AND batch_id = ${batch}`
+        const r = reads(batch)
+        yield* expectCorrupt(tenant, r.items)
+        yield* expectCorrupt(tenant, r.reserve)
+      }))
+
     test("an unknown outcome string holds the cursor back instead of passing for settled", () =>
       Effect.gen(function* () {
         const { tenant, batch } = yield* plant({ outcome: "skipped", detail: "x" })
