@@ -205,7 +205,7 @@ const ItemRow = Schema.Struct({
   run_id: RunId,
   outcome: Schema.NullOr(OutcomeTag),
   detail: Schema.NullOr(Schema.String),
-  // Quota.Amount's own check (a safe integer) made here, so `toItem` builds its records unvalidated.
+  // Every check Quota.Amount makes (Int8 already bounds to safe integers), so `toItem` builds its records unvalidated.
   tokens: Schema.compose(Count, Quota.Amount),
   minor: Schema.compose(Count, Quota.Amount),
 })
