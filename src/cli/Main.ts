@@ -17,6 +17,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
 import { VERSION } from "../Version.js"
 import * as Drill from "./Drill.js"
+import * as EraseCase from "./EraseCase.js"
 import * as Export from "./Export.js"
 import * as ForgetAdmissions from "./ForgetAdmissions.js"
 import * as Help from "./Help.js"
@@ -37,6 +38,7 @@ const verbs = [
   Verify.command,
   Restore.command,
   Drill.command,
+  EraseCase.command,
   ForgetAdmissions.command,
   Migrate.command,
   TokenDigest.command,

@@ -1,0 +1,77 @@
+/**
+ * `agentplane erase-case` as an operator runs it, real processes on a SQLite store sealed by
+ * `seed-demo`: the erasure destroys the case's key, so drill then finds it erased by design and
+ * serve answers the task's justification sealed; a re-run succeeds and expires nothing; an unknown
+ * case and a sealed store without its KEK are refused. (Kills inside an erasure: EraseKill.test.ts.)
+ */
+import { randomBytes } from "node:crypto"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, describe, it } from "vitest"
+import * as Sealed from "../../src/erasure/Sealed.js"
+import { assert } from "../support/Assert.js"
+import { cleanUp, cli, lines, scratchFile, serve, sqlite } from "../support/Cli.js"
+
+afterAll(cleanUp)
+
+describe("agentplane erase-case", () => {
+  it("destroys the case's key, is re-runnable, and refuses an unknown case or a missing KEK", {
+    timeout: 300_000,
+  }, async () => {
+    const { store } = await sqlite.make()
+    const kekFile = scratchFile("kek")
+    writeFileSync(kekFile, randomBytes(32).toString("base64"))
+    const keyed = ["--store", store, "--kek-file", kekFile, "--blobs", "store"]
+    const seeded = await cli(["seed-demo", "--store", store, "--kek-file", kekFile])
+    assert.strictEqual(seeded.code, 0, seeded.stderr)
+    const kase = /CASE=(\S+)/.exec(seeded.stdout)?.[1] ?? ""
+    const task = /TASK=(\S+)/.exec(seeded.stdout)?.[1] ?? ""
+
+    const erased = await cli(["erase-case", ...keyed, "--case", kase, "--reason", "ticket 7"])
+    assert.strictEqual(erased.code, 0, erased.stderr)
+    const done = lines(erased.stdout)[0]
+    assert.deepStrictEqual(
+      [done?.kind, done?.case, done?.expired, done?.keysDestroyed],
+      ["agentplane.erase.done", kase, 0, true],
+    )
+
+    const drilled = await cli(["drill", ...keyed])
+    assert.strictEqual(drilled.code, 0, drilled.stderr)
+    const key = lines(drilled.stdout).find((l) => l.artifact === "key")
+    assert.deepStrictEqual([key?.case, key?.verdict], [kase, "erased"])
+    assert.match(String(key?.detail), /destroyed at \d+ \(ticket 7\)/)
+
+    // The task still reads, its content gone: the justification is the sealed text.
+    const server = serve([
+      ...keyed.slice(0, 4),
+      "--addr",
+      "127.0.0.1:0",
+      "--tokens",
+      join("examples", "demo-tokens.json"),
+      "--policy",
+      join("examples", "demo-policy.json"),
+    ])
+    try {
+      const base = await server.address
+      const read = await fetch(`${base}/tasks/${task}`, { headers: { authorization: "Bearer demo-reviewer-token" } })
+      assert.strictEqual(read.status, 200)
+      const body = (await read.json()) as { justification: { summary: string } }
+      assert.isTrue(Sealed.isSealed(body.justification.summary), body.justification.summary)
+    } finally {
+      server.child.kill("SIGTERM")
+    }
+    assert.strictEqual((await server.done).code, 0)
+
+    const again = await cli(["erase-case", ...keyed, "--case", kase, "--reason", "again"])
+    assert.strictEqual(again.code, 0, again.stderr)
+    assert.strictEqual(lines(again.stdout)[0]?.expired, 0)
+
+    const unknown = await cli(["erase-case", ...keyed, "--case", "case_00000000000000000000000000", "--reason", "x"])
+    assert.strictEqual(unknown.code, 1, unknown.stdout)
+    assert.match(unknown.stderr, /^agentplane: not found: case_0{26}/)
+
+    const bare = await cli(["erase-case", "--store", store, "--case", kase, "--reason", "no key"])
+    assert.strictEqual(bare.code, 1, bare.stdout)
+    assert.match(bare.stderr, /holds payloads sealed under KEK [0-9a-f]{16}, but no KEK was given/)
+  })
+})
