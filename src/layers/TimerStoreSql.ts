@@ -41,11 +41,24 @@ export const make = Effect.gen(function* () {
         // earlier" (inclusive both ways): the lease end is written as the claim's new
         // `claimable_at`. Computed in SQL as BIGINT, so an instant past 2^31 never meets int4.
         const lapse = sql`CAST(${now} AS BIGINT) + ${CLAIM_LEASE_SECS}`
-        const pick = sql`
-          SELECT tenant, run_id, effect_key FROM timers
-           WHERE tenant = ${tenant} AND claimable_at <= ${now}
-           ORDER BY fire_at, run_id, effect_key
-           LIMIT ${n}`
+        // sqlite walks `timers_pending` in the claim's own order and stops after `n` takeable rows:
+        // through `timers_due` it read every due row and sorted them all for each batch, so a
+        // claim cost grew with the backlog (1.5 ms at 1,000 timers, 5.5 ms at 1,000,000). The
+        // price is stepping over held claims at the queue head, at most the timers claimed in
+        // the last 60 s and not yet disarmed. `fire_at <= now` adds nothing (a row's
+        // `claimable_at` is never before its `fire_at`) but bounds the walk.
+        const pick = sql.onDialectOrElse({
+          sqlite: () => sql`
+              SELECT tenant, run_id, effect_key FROM timers INDEXED BY timers_pending
+               WHERE tenant = ${tenant} AND fire_at <= ${now} AND claimable_at <= ${now}
+               ORDER BY fire_at, run_id, effect_key
+               LIMIT ${n}`,
+          orElse: () => sql`
+              SELECT tenant, run_id, effect_key FROM timers
+               WHERE tenant = ${tenant} AND claimable_at <= ${now}
+               ORDER BY fire_at, run_id, effect_key
+               LIMIT ${n}`,
+        })
         const claim = sql.onDialectOrElse({
           // pg: SKIP LOCKED, so a second sweeper takes the next rows instead of waiting for ours;
           // a row claimed while we looked is re-checked on locking and skipped.
