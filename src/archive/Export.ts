@@ -12,19 +12,24 @@
  * appended while an export runs may or may not appear; export a quiescent tenant (or accept
  * that the export shows each run as it was when that run was read).
  */
+import { createHash } from "node:crypto"
 import { Chunk, Effect, Option, Stream } from "effect"
 import type { Case } from "../domain/Case.js"
 import * as Digest from "../domain/Digest.js"
-import type { CaseId, RunId } from "../domain/Ids.js"
+import type { CaseId, RunId, Seq } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { Tenant } from "../domain/Tenant.js"
 import type { Backend, Corrupt } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
+import { JournalArchive, type StoredRecord } from "../services/JournalArchive.js"
 import { JournalStore } from "../services/JournalStore.js"
 import * as Format from "./Format.js"
 
-/** Runs, records and cases read per statement. */
+/** Runs and cases read per statement. */
 export const PAGE = 256
+
+/** Records read per statement: one page is one chunk of lines, so this bounds what is held at once. */
+export const RECORD_PAGE = 100
 
 /** Counts of what an export has written so far, for progress. */
 export interface Written {
@@ -50,37 +55,59 @@ export const lines = (
       const unreadable: Array<Format.Unreadable> = []
 
       const runIds = pages((after: Option.Option<RunId>) => journal.runs(after, PAGE))
+      // The undecoded read path when the backend has one; otherwise the store's decoded pages, as stored rows.
+      const page = Option.match(yield* Effect.serviceOption(JournalArchive), {
+        onSome: (archive) => archive.page,
+        onNone: () => (run: RunId, from: number, limit: number) =>
+          Effect.map(journal.readPage(run, from, limit), (records) => records.map(stored)),
+      })
 
       const recordsOf = (run: RunId) =>
         Stream.suspend(() => {
           let head: Journal.Head = { seq: 0, hash: Digest.ZERO }
+          let headBytes: Uint8Array = ZERO_BYTES
           const stop = (seq: number, detail: string) => {
             unreadable.push({ run, seq, detail })
             return Option.none<number>()
           }
           /** The page's lines up to the first record that does not continue the chain; `more` when the page was full. */
-          const emit = (page: ReadonlyArray<Journal.Record>, more: boolean) => {
+          const emit = (rows: ReadonlyArray<StoredRecord>, more: boolean) => {
             const out: Array<string> = []
-            for (const record of page) {
-              // The store decoded the body (and named its run and seq); the chain is checked here.
-              const broken = Journal.continues(record, head)
+            for (const row of rows) {
+              const broken = continues(run, row, head.seq, headBytes)
               if (broken !== undefined) return [Chunk.unsafeFromArray(out), stop(head.seq + 1, broken)] as const
-              out.push(Format.recordLine(record))
-              if (record.seq === 1) runs += 1
-              head = { seq: record.seq, hash: record.hash }
+              const hash = Buffer.from(row.hash.buffer, row.hash.byteOffset, row.hash.byteLength).toString(
+                "hex",
+              ) as Digest.Digest
+              out.push(
+                Format.recordLine({
+                  run,
+                  seq: row.seq as Seq,
+                  prevHash: head.hash,
+                  hash,
+                  raw: row.raw,
+                  attestation:
+                    row.keyId !== null && row.signature !== null
+                      ? Option.some(new Journal.Attestation({ keyId: row.keyId, signature: row.signature }))
+                      : Option.none(),
+                }),
+              )
+              if (row.seq === 1) runs += 1
+              head = { seq: row.seq, hash }
+              headBytes = row.hash
             }
             return [Chunk.unsafeFromArray(out), more ? Option.some(head.seq + 1) : Option.none<number>()] as const
           }
           return Stream.paginateChunkEffect(1, (from: number) =>
-            journal.readPage(run, from, PAGE).pipe(
-              Effect.map((page) => emit(page, page.length === PAGE)),
-              // A body that does not decode fails its whole page: the records before it are read
+            page(run, from, RECORD_PAGE).pipe(
+              Effect.map((rows) => emit(rows, rows.length === RECORD_PAGE)),
+              // A row the store cannot read fails its whole page: the records before it are read
               // again without it, so the run is exported up to the damage, as the trailer says.
               Effect.catchTag("Corrupt", (e) =>
                 e.seq > from
-                  ? journal.readPage(run, from, e.seq - from).pipe(
-                      Effect.map((page) => {
-                        const [lines, next] = emit(page, false)
+                  ? page(run, from, e.seq - from).pipe(
+                      Effect.map((rows) => {
+                        const [lines, next] = emit(rows, false)
                         // A chain break before the damage was already listed by `emit`.
                         return [lines, head.seq === e.seq - 1 ? stop(e.seq, e.detail) : next] as const
                       }),
@@ -132,6 +159,45 @@ export const lines = (
   )
 
 // internal
+
+const ZERO_BYTES = Digest.toBytes(Digest.ZERO)
+
+/**
+ * Why the stored row does not continue a chain whose head is (`seq`, `prev`), or nothing: the
+ * checks of `Journal.continues` on the bytes as read, and a body that is JSON naming this run
+ * and seq. Decision: the body's payload is not decoded here. A record whose payload this version
+ * cannot decode but whose chain holds is exported, and `verify` (which decodes every body) names
+ * it; decoding a million payloads was most of an export's time and most of its garbage.
+ */
+const continues = (run: RunId, row: StoredRecord, seq: number, prev: Uint8Array): string | undefined => {
+  if (row.prevHash.length !== 32) return `journal: prev_hash: a digest must be 32 bytes, found ${row.prevHash.length}`
+  if (row.hash.length !== 32) return `journal: hash: a digest must be 32 bytes, found ${row.hash.length}`
+  if (row.seq !== seq + 1) return `seq ${row.seq} does not follow ${seq}`
+  if (Buffer.compare(row.prevHash, prev) !== 0) return "prev_hash is not the hash of the record before"
+  if (row.raw.length > Journal.MAX_RECORD_BYTES)
+    return `raw is ${row.raw.length} bytes, over the ${Journal.MAX_RECORD_BYTES}-byte limit`
+  if (Buffer.compare(createHash("sha256").update(prev).update(row.raw).digest(), row.hash) !== 0)
+    return "hash is not SHA-256(prev_hash ‖ raw): the bytes were changed"
+  let body: unknown
+  try {
+    body = JSON.parse(Buffer.from(row.raw.buffer, row.raw.byteOffset, row.raw.byteLength).toString("utf8"))
+  } catch (e) {
+    return `journal: body is not JSON: ${String(e)}`
+  }
+  const named = typeof body === "object" && body !== null ? (body as { run?: unknown; seq?: unknown }) : {}
+  if (named.run !== run || named.seq !== row.seq) return "journal: body names another run or seq"
+  return undefined
+}
+
+/** A decoded record as the row it was read from (the fallback read path). */
+const stored = (record: Journal.Record): StoredRecord => ({
+  seq: record.seq,
+  prevHash: Digest.toBytes(record.prevHash),
+  hash: Digest.toBytes(record.hash),
+  raw: record.raw,
+  keyId: Option.match(record.attestation, { onNone: () => null, onSome: (a) => a.keyId }),
+  signature: Option.match(record.attestation, { onNone: () => null, onSome: (a) => a.signature }),
+})
 
 /** Every item of a keyset-paged read: `read(after)` returns up to PAGE items after the cursor, ascending. */
 function pages<A, E, R>(

@@ -124,7 +124,24 @@ const line = (value: unknown): string => Canonical.text(value as Json)
 export const headerLine = (tenant: TenantId): string =>
   line(Schema.encodeSync(Header)({ kind: HEADER, format: FORMAT, canon: Canonical.CANON_VERSION, tenant }))
 
-export const recordLine = (record: Journal.Verbatim): string =>
+/**
+ * A record's line, written directly in canonical order (RFC 8785 sorts keys by code unit:
+ * attestation, hash, kind, prev_hash, raw, run, seq; strings and integers serialise as
+ * `JSON.stringify` does): at a million records the general canonicaliser was a fifth of an
+ * export's time. `recordLineCanonical` is the general form a test holds this one to.
+ */
+export const recordLine = (record: Journal.Verbatim): string => {
+  const raw = Buffer.from(record.raw.buffer, record.raw.byteOffset, record.raw.byteLength).toString("base64")
+  const rest = `"hash":"${record.hash}","kind":"${RECORD}","prev_hash":"${record.prevHash}","raw":"${raw}","run":${JSON.stringify(record.run)},"seq":${JSON.stringify(record.seq)}}`
+  return Option.match(record.attestation, {
+    onNone: () => `{${rest}`,
+    onSome: (a) =>
+      `{"attestation":{"key_id":${JSON.stringify(a.keyId)},"signature":${JSON.stringify(a.signature)}},${rest}`,
+  })
+}
+
+/** `recordLine` through the general canonicaliser: the definition the direct form must equal. */
+export const recordLineCanonical = (record: Journal.Verbatim): string =>
   line({
     kind: RECORD,
     run: record.run,

@@ -12,8 +12,10 @@ import { NodeSink, NodeStream } from "@effect/platform-node"
 import { Chunk, Config, Console, Effect, Either, Stream } from "effect"
 import * as Export from "../archive/Export.js"
 import * as Format from "../archive/Format.js"
+import * as Heap from "../archive/Heap.js"
 import * as Progress from "../archive/Progress.js"
 import * as Tenant from "../domain/Tenant.js"
+import * as ArchiveStore from "./ArchiveStore.js"
 import * as Store from "./Store.js"
 
 export const tenant = Options.text("tenant").pipe(
@@ -55,10 +57,14 @@ export const command = Command.make(
       const fs = yield* FileSystem.FileSystem
       const progress = yield* Progress.onStderr("export", quiet)
       let trailer = ""
+      const collect = Heap.collector()
       const bytes = Export.lines((w) => progress.update(w.records, w.cases)).pipe(
         Stream.mapChunks((chunk) => {
+          collect(chunk.length)
           const last = Chunk.last(chunk)
-          if (last._tag === "Some") trailer = last.value
+          // A page that ends a run exactly on its boundary reads an empty one after it: no blank line for it.
+          if (last._tag === "None") return Chunk.empty<string>()
+          trailer = last.value
           return Chunk.of(`${Chunk.join(chunk, "\n")}\n`)
         }),
         Stream.encodeText,
@@ -66,7 +72,7 @@ export const command = Command.make(
       )
       const partial = `${out}.partial`
       yield* Stream.run(bytes, out === "-" ? NodeSink.stdout : fs.sink(partial)).pipe(
-        Effect.provide(Store.layer(store, timeouts)),
+        Effect.provide(ArchiveStore.layer(store, timeouts)),
       )
       if (out !== "-") yield* fs.rename(partial, out)
       yield* progress.finish

@@ -7,6 +7,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Config, Console, Effect, Schema } from "effect"
+import * as Heap from "../archive/Heap.js"
 import * as Progress from "../archive/Progress.js"
 import * as Restore from "../archive/Restore.js"
 import * as Tenant from "../domain/Tenant.js"
@@ -34,7 +35,15 @@ export const command = Command.make(
       const id = yield* tenantId(tenant)
       const lines = yield* readLines(input)
       const progress = yield* Progress.onStderr("restore", quiet)
-      const outcome = yield* Restore.restore(() => lines, { batch, onProgress: progress.update }).pipe(
+      const collect = Heap.collector()
+      let heard = 0
+      const onProgress = (records: number, cases: number) => {
+        // Running totals of both passes' second half; the collector counts what is new since the last call.
+        collect(Math.max(0, records + cases - heard))
+        heard = records + cases
+        return progress.update(records, cases)
+      }
+      const outcome = yield* Restore.restore(() => lines, { batch, onProgress }).pipe(
         Effect.provideService(Tenant.Tenant, id),
         Effect.provide(Store.layer(store, timeouts)),
         Effect.map((restored) => ({ code: 0, report: { restored: true, ...restored } })),

@@ -8,6 +8,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Config, Console, Effect } from "effect"
+import * as Heap from "../archive/Heap.js"
 import * as Progress from "../archive/Progress.js"
 import * as Verify from "../archive/Verify.js"
 import { exitWith, quiet, readLines } from "./Export.js"
@@ -25,7 +26,9 @@ export const command = Command.make("verify", { input, quiet }, ({ input, quiet 
     const progress = yield* Progress.onStderr("verify", quiet)
     let records = 0
     let cases = 0
+    const collect = Heap.collector()
     const verified = yield* Verify.lines(lines, (r, c) => {
+      collect(r + c)
       records += r
       cases += c
       return progress.update(records, cases)
