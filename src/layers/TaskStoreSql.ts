@@ -318,23 +318,31 @@ const TaskRow = Schema.Struct({
 })
 const CountRow = Schema.Struct({ n: Count })
 
+/**
+ * Unvalidated construction: `TaskRow`'s decoder (built once) already checked every field against
+ * the schema `Task` holds for it, and validating the class again per row cost as much as the rest
+ * of the mapping.
+ */
 const toTask = (row: typeof TaskRow.Type): Task.Task =>
-  new Task.Task({
-    id: row.task_id,
-    run: row.run_id,
-    case: Option.fromNullable(row.case_id),
-    kind: row.kind,
-    justification: row.justification,
-    candidateRoles: row.candidate_roles,
-    assignee: Option.fromNullable(row.assignee),
-    priority: row.priority,
-    state: row.state,
-    onExpiry: row.on_expiry,
-    escalateTo: row.escalate_to,
-    excludedActors: row.excluded_actors,
-    createdAt: row.created_at,
-    dueAt: Option.fromNullable(row.due_at),
-  })
+  new Task.Task(
+    {
+      id: row.task_id,
+      run: row.run_id,
+      case: Option.fromNullable(row.case_id),
+      kind: row.kind,
+      justification: row.justification,
+      candidateRoles: row.candidate_roles,
+      assignee: Option.fromNullable(row.assignee),
+      priority: row.priority,
+      state: row.state,
+      onExpiry: row.on_expiry,
+      escalateTo: row.escalate_to,
+      excludedActors: row.excluded_actors,
+      createdAt: row.created_at,
+      dueAt: Option.fromNullable(row.due_at),
+    },
+    true,
+  )
 
 const decodeTasks = (rows: ReadonlyArray<unknown>) =>
   Effect.map(decodeRows(TaskRow, "tasks")(rows), (decoded) => decoded.map(toTask))
