@@ -28,7 +28,7 @@ for (const backend of [Backend.sqlite(), Backend.postgres(inject("pgUrl"))]) {
         ["a body that does not decode", "decode", "the undecoded read path"],
         ["a body that names another seq, its hash recomputed", "renamed", "the undecoded read path"],
       ] as const)(
-        "%s, read through %s: the run is listed unreadable from that seq, the rest exported, restore refuses",
+        "%s (%s), read through %s: the run is listed unreadable from that seq, the rest exported, restore refuses",
         ([, how, path]) =>
           Effect.gen(function* () {
             const tenant = Backend.freshTenant()
