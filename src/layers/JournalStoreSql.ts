@@ -518,6 +518,16 @@ export const make = Effect.gen(function* () {
                 ? yield* sql`WITH released AS (${release} RETURNING run_id) ${insertSeal}`
                 : yield* Effect.zipLeft(insertSeal, release)
             if (written.length === 0) return yield* notWritten(`seal of ${run}`)
+            // A seal with no conclusion record of its own (the sweeper's evidence runs seal
+            // `swept` bare) still indexes its outcome, or `runsByOutcome` would never list it.
+            if (!(last ?? []).some((a) => a.kind.kind === "RunSealed")) {
+              const indexed = yield* sql`
+                INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+                VALUES (${tenant}, ${run}, ${outcome}, ${nextOrdinal(tenant, outcome)})
+                ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+                RETURNING run_id`
+              if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
+            }
             return head.hash
           }),
         )

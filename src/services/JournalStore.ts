@@ -54,7 +54,7 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
     readonly releaseLease: (run: RunId, epoch: Epoch) => Op<void>
     /** Runs whose lease expired with an owner still on it, earliest expiry first (ties by run). */
     readonly abandonedRuns: (limit: number) => Read<ReadonlyArray<RunId>>
-    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten), after appending `last` in the same transaction when given; a stale epoch fails with `Fenced`, a second seal with `RunSealed`, and `last` fails as `append` would, sealing nothing. The same commit releases the lease it sealed under (as `releaseLease(run, epoch)`): a sealed run has nothing left to fence, and its holder's separate release after the seal would be one more commit, or a lease left for recovery to find if it never came. */
+    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten), after appending `last` in the same transaction when given; a stale epoch fails with `Fenced`, a second seal with `RunSealed`, and `last` fails as `append` would, sealing nothing. A seal whose `last` holds no `RunSealed` record indexes `outcome` for `runsByOutcome` itself. The same commit releases the lease it sealed under (as `releaseLease(run, epoch)`): a sealed run has nothing left to fence, and its holder's separate release after the seal would be one more commit, or a lease left for recovery to find if it never came. */
     readonly seal: (
       run: RunId,
       epoch: Epoch,

@@ -312,6 +312,11 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         const head = headOf(tables.journal.get(run) ?? [])
         lastLogPosition += 1
         tables.seals.set(run, { outcome, chainHead: head.hash, logPosition: lastLogPosition, sealedAt: now })
+        // A bare seal (no conclusion record of its own) still indexes its outcome.
+        if (!(last ?? []).some((a) => a.kind.kind === "RunSealed")) {
+          lastOrdinal += 1
+          tables.outcomes.set(run, { outcome, ordinal: lastOrdinal })
+        }
         // The seal releases the lease it sealed under, as `releaseLease` would (see the contract).
         const held = tables.leases.get(run)
         if (held !== undefined && held.epoch === epoch) tables.leases.set(run, { ...held, owner: "" })

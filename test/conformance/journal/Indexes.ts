@@ -154,6 +154,18 @@ export const indexes = (test: Tester, sqlTest: Option.Option<SqlTester>, backend
           assert.deepStrictEqual(yield* store.runsByOutcome("succeeded", 0), [])
         }),
       ))
+
+    test("a bare seal, with no conclusion record (the sweeper's evidence runs), is listed under its outcome", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* JournalStore
+          const a = yield* leased()
+          const b = yield* written(1)
+          yield* store.seal(a.run, a.epoch, "swept")
+          yield* store.seal(b.run, b.epoch, "swept", [note("evidence")])
+          assert.deepStrictEqual(yield* store.runsByOutcome("swept", 10), [b.run, a.run])
+        }),
+      ))
   })
 
   describe("admittedAs / forgetAdmissions", () => {
