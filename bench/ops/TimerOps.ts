@@ -9,8 +9,10 @@ import { effectKey, expect, NOW, type Op, runId } from "../Op.js"
 import { insertRows, pick } from "../Raw.js"
 
 const PICK = `SELECT tenant, run_id, effect_key FROM timers WHERE tenant = $5 AND claimable_at <= $6 ORDER BY fire_at, run_id, effect_key LIMIT $7`
-const claim = (lock: string) =>
-  `UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 WHERE tenant = $4 AND (tenant, run_id, effect_key) IN (${PICK}${lock}) RETURNING run_id, effect_key, case_id, step, phase, fire_at`
+// sqlite: the store walks timers_pending in claim order and stops at the limit (TimerStoreSql).
+const PICK_SQLITE = `SELECT tenant, run_id, effect_key FROM timers INDEXED BY timers_pending WHERE tenant = $5 AND fire_at <= $6 AND claimable_at <= $7 ORDER BY fire_at, run_id, effect_key LIMIT $8`
+const claim = (pick: string, lock: string) =>
+  `UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 WHERE tenant = $4 AND (tenant, run_id, effect_key) IN (${pick}${lock}) RETURNING run_id, effect_key, case_id, step, phase, fire_at`
 
 const claimDue = (limit: number, ops: number): Op => ({
   name: `claimDue (limit ${limit})`,
@@ -34,8 +36,27 @@ const claimDue = (limit: number, ops: number): Op => ({
       ),
     raw: async (raw) => {
       await raw.tx(async (q) => {
-        const text = pick(raw, claim(" FOR UPDATE SKIP LOCKED"), claim(""))
-        const rows = await q(text, [NOW, NOW, CLAIM_LEASE_SECS, cell.tenant, cell.tenant, NOW, limit])
+        const rows =
+          raw.dialect === "pg"
+            ? await q(claim(PICK, " FOR UPDATE SKIP LOCKED"), [
+                NOW,
+                NOW,
+                CLAIM_LEASE_SECS,
+                cell.tenant,
+                cell.tenant,
+                NOW,
+                limit,
+              ])
+            : await q(pick(raw, claim(PICK_SQLITE, "")), [
+                NOW,
+                NOW,
+                CLAIM_LEASE_SECS,
+                cell.tenant,
+                cell.tenant,
+                NOW,
+                NOW,
+                limit,
+              ])
         expect(rows.length > 0, "raw claimDue claimed nothing")
       })
     },
