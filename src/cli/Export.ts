@@ -7,8 +7,10 @@
  * The options the archive verbs share live here too: `--tenant`, `--quiet` and line reading.
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
-import { NodeSink, NodeStream } from "@effect/platform-node"
+// Subpath imports: a package's index loads every module it has, and export's memory is its module graph.
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeSink from "@effect/platform-node/NodeSink"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Chunk, Config, Console, Effect, Either, Stream } from "effect"
 import * as Export from "../archive/Export.js"
 import * as Format from "../archive/Format.js"

@@ -13,37 +13,68 @@
  * what is in flight and closes the store before the process exits 0.
  */
 import { Command } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Option } from "effect"
 import { VERSION } from "../Version.js"
-import * as Drill from "./Drill.js"
-import * as EraseCase from "./EraseCase.js"
-import * as Export from "./Export.js"
-import * as ForgetAdmissions from "./ForgetAdmissions.js"
+import type * as Drill from "./Drill.js"
+import type * as EraseCase from "./EraseCase.js"
+import type * as Export from "./Export.js"
+import type * as ForgetAdmissions from "./ForgetAdmissions.js"
 import * as Help from "./Help.js"
-import * as Migrate from "./Migrate.js"
+import type * as Migrate from "./Migrate.js"
 import * as Report from "./Report.js"
-import * as Restore from "./Restore.js"
-import * as SeedDemo from "./SeedDemo.js"
-import * as Serve from "./Serve.js"
-import * as Sweep from "./Sweep.js"
-import * as TokenDigest from "./TokenDigest.js"
-import * as Verify from "./Verify.js"
+import type * as Restore from "./Restore.js"
+import type * as SeedDemo from "./SeedDemo.js"
+import type * as Serve from "./Serve.js"
+import type * as Sweep from "./Sweep.js"
+import type * as TokenDigest from "./TokenDigest.js"
+import type * as Verify from "./Verify.js"
 
-/** The verbs, in the order `agentplane --help` lists them. */
-const verbs = [
-  Serve.command,
-  Sweep.command,
-  Export.command,
-  Verify.command,
-  Restore.command,
-  Drill.command,
-  EraseCase.command,
-  ForgetAdmissions.command,
-  Migrate.command,
-  TokenDigest.command,
-  SeedDemo.command,
-] as const
+type Verb =
+  | typeof Serve.command
+  | typeof Sweep.command
+  | typeof Export.command
+  | typeof Verify.command
+  | typeof Restore.command
+  | typeof Drill.command
+  | typeof EraseCase.command
+  | typeof ForgetAdmissions.command
+  | typeof Migrate.command
+  | typeof TokenDigest.command
+  | typeof SeedDemo.command
+
+/**
+ * The verbs by name, in the order `agentplane --help` lists them, each loaded only when needed: a
+ * verb's module graph is its memory (the HTTP stack alone holds ~40 MB), and `export` of a million
+ * records must stay under 200 MB resident, so a run of one verb loads that verb alone. Help, the
+ * version and anything unrecognised load them all.
+ */
+const loaders: ReadonlyArray<readonly [string, () => Promise<Verb>]> = [
+  ["serve", () => import("./Serve.js").then((m) => m.command)],
+  ["sweep", () => import("./Sweep.js").then((m) => m.command)],
+  ["export", () => import("./Export.js").then((m) => m.command)],
+  ["verify", () => import("./Verify.js").then((m) => m.command)],
+  ["restore", () => import("./Restore.js").then((m) => m.command)],
+  ["drill", () => import("./Drill.js").then((m) => m.command)],
+  ["erase-case", () => import("./EraseCase.js").then((m) => m.command)],
+  ["forget-admissions", () => import("./ForgetAdmissions.js").then((m) => m.command)],
+  ["migrate", () => import("./Migrate.js").then((m) => m.command)],
+  ["token-digest", () => import("./TokenDigest.js").then((m) => m.command)],
+  ["seed-demo", () => import("./SeedDemo.js").then((m) => m.command)],
+]
+
+const named = loaders.filter(([name]) => name === process.argv[2])
+const chosen = named.length > 0 ? named : loaders
+const [first, ...rest] = await Promise.all(chosen.map(([, load]) => load()))
+if (first === undefined) throw new Error("agentplane: no verbs")
+const verbs: readonly [Verb, ...Array<Verb>] = [first, ...rest]
+// A loader filed under the wrong name would go unnoticed (the full list still parses it), so
+// every run that loads them all checks each name against its command's own.
+for (const [i, verb] of verbs.entries()) {
+  const name = Help.verb(verb).name
+  if (name !== chosen[i]?.[0]) throw new Error(`agentplane: verb ${name} is loaded as ${chosen[i]?.[0]}`)
+}
 
 const program: Help.Program = {
   name: "agentplane",
