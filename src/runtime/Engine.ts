@@ -77,20 +77,20 @@ export const make = (options: Options) =>
           : Effect.fail(new PlanContract({ detail: `run ${def.capability} is not registered with this runtime` })),
       )
 
+    /** Renews the lease `epoch` of `run` every third of its TTL (at least each second) until interrupted or refused. */
+    const renewal = (run: RunId, epoch: Epoch) =>
+      journal
+        .renew(run, owner, epoch, ttl)
+        .pipe(
+          Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(ttl / 3))))),
+          Effect.delay(Duration.seconds(Math.max(1, Math.floor(ttl / 3)))),
+          Effect.ignore,
+        )
+
     /** Drives an execution under `epoch`, renewing the lease meanwhile, then cleans up as §7.4 says. */
     const drive = (exec: Execution.Execution, epoch: Option.Option<Epoch>, quota: Quota.TenantQuota, woken?: Woken) =>
       Effect.gen(function* () {
-        const renewing = Option.isSome(epoch)
-          ? yield* Effect.forkScoped(
-              journal
-                .renew(exec.run, owner, epoch.value, ttl)
-                .pipe(
-                  Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(ttl / 3))))),
-                  Effect.delay(Duration.seconds(Math.max(1, Math.floor(ttl / 3)))),
-                  Effect.ignore,
-                ),
-            )
-          : undefined
+        const renewing = Option.isSome(epoch) ? yield* Effect.forkScoped(renewal(exec.run, epoch.value)) : undefined
         const verdict = yield* Driver.execute(exec)
         if (renewing !== undefined) yield* Fiber.interrupt(renewing)
         const stop = verdict.stop
@@ -101,7 +101,16 @@ export const make = (options: Options) =>
         // first), the lease is left to lapse: the recovery pass resumes the run, whose wait finds
         // its answer again, the timer still armed and the event still claimed for it.
         const answerLost = woken !== undefined && woken.staged && exec.writer.durable() === woken.durableSeq
-        if (exec.mode !== "strict" && Option.isSome(epoch) && !answerLost) {
+        // Any other store failure of a run with a durable journal leaves the lease to lapse too
+        // (issue 16 B): the failed write's outcome is unknown (a wait announced but its
+        // subscription lost in COMMIT), and released, the run is found by no pass (recovery
+        // walks lapsed leases, redelivery walks waits). Lapsed, it is what a process killed at
+        // that write leaves, the case the crash battery recovers: the recovery pass resumes the
+        // run under a new epoch (fencing any late write of this one) and the resume repeats the
+        // write (subscribe + claimFor, arm, open), each idempotent. The quota slot stays held
+        // until that resume ends. With nothing durable there is no run to resume: released as before.
+        const storeLost = Option.isSome(stop) && stop.value._tag === "Store" && exec.writer.durable() > 0
+        if (exec.mode !== "strict" && Option.isSome(epoch) && !answerLost && !storeLost) {
           // The answer is durable: the timer or the claimed event it came from may go.
           if (woken !== undefined) yield* Effect.ignore(woken.release)
           // Best effort: a failed release only delays the next owner until the lease lapses.
@@ -530,11 +539,26 @@ export const make = (options: Options) =>
           Effect.ignore,
           Effect.provideService(Tenant, tenant),
         )
-        return { _tag: "Resumed", resume } satisfies Woke
+        const queued = Effect.provideService(renewal(run, epoch), Tenant, tenant)
+        return { _tag: "Resumed", resume, queued } satisfies Woke
       })
 
-    /** Runs a woken run's resume in the background, under one of the `wakeConcurrency` permits. */
-    const inBackground = (resume: Effect.Effect<void>) => FiberSet.run(background, wakers.withPermits(1)(resume))
+    /**
+     * Runs a woken run's resume in the background, under one of the `wakeConcurrency` permits.
+     * The lease was taken before the permit, so it is renewed while the resume queues for one
+     * (issue 16 C): unrenewed, it lapsed under its live owner behind long runs, and another
+     * instance's recovery resumed the run too. The caller (an HTTP delivery) is not held: it
+     * returns once the resume is forked, as before. The renewal is a child of the queued fiber,
+     * so it ends with it; once the permit is held, `drive` renews instead.
+     */
+    const inBackground = (woke: { readonly resume: Effect.Effect<void>; readonly queued: Effect.Effect<void> }) =>
+      FiberSet.run(
+        background,
+        Effect.gen(function* () {
+          const renewing = yield* Effect.fork(woke.queued)
+          yield* wakers.withPermits(1)(Effect.zipRight(Fiber.interrupt(renewing), woke.resume))
+        }),
+      )
 
     /**
      * §7.10 pass 5: fires up to `limit` due timers, each recorded as `{"fired_at": fireAt}` (the
@@ -596,7 +620,7 @@ export const make = (options: Options) =>
               ),
             )
             if (woke._tag === "Resumed") {
-              yield* inBackground(woke.resume)
+              yield* inBackground(woke)
               return Delivered.Resumed({ run: sub.run })
             }
             // The run is sealed: its wait is released, and the event stays claimed for it.
@@ -646,7 +670,7 @@ export const make = (options: Options) =>
               ),
             )
             if (woke._tag === "Resumed") {
-              yield* inBackground(woke.resume)
+              yield* inBackground(woke)
               return Delivered.Resumed({ run })
             }
             return Delivered.Buffered()
@@ -667,7 +691,7 @@ export const make = (options: Options) =>
             wake(sub.run, sub.effect, e.payload, e.source, events.unsubscribe(sub.run, sub.effect)),
           )
           if (woke._tag === "Right" && woke.right._tag === "Resumed") {
-            yield* inBackground(woke.right.resume)
+            yield* inBackground(woke.right)
             resumed += 1
           }
         }
@@ -745,11 +769,11 @@ interface Woken {
   readonly release: Effect.Effect<void, Backend, Tenant>
 }
 
-/** What the caller's half of a wake-up found: the owner is live, the run does not wait (or is sealed), or the resume to run. */
+/** What the caller's half of a wake-up found: the owner is live, the run does not wait (or is sealed), or the resume to run (and its lease's renewal while it queues for a permit). */
 type Woke =
   | { readonly _tag: "Busy" }
   | { readonly _tag: "NotWaiting" }
-  | { readonly _tag: "Resumed"; readonly resume: Effect.Effect<void> }
+  | { readonly _tag: "Resumed"; readonly resume: Effect.Effect<void>; readonly queued: Effect.Effect<void> }
 
 /** A wake-up's answer: the append the writer stages, the record it becomes once durable (so the replay finds it now), and the durable head it follows. */
 interface Staged {

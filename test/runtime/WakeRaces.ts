@@ -32,6 +32,7 @@ import { JournalStore } from "../../src/services/JournalStore.js"
 import { TimerStore } from "../../src/services/TimerStore.js"
 import * as Backend from "../support/Backend.js"
 import { fire } from "../support/Races.js"
+import * as QueuedWake from "./QueuedWake.js"
 import * as Support from "./Support.js"
 
 /** Trials per property: `AGENTPLANE_WAKE_RUNS`, 40 by default (about 10 s on PostgreSQL). */
@@ -354,4 +355,5 @@ export const suite = (backend: Backend.Backend) =>
     it.live("a decision racing the run's suspension and two sweepers resumes the run exactly once", () =>
       property(backend, "task"),
     )
+    QueuedWake.suite(backend)
   })
