@@ -686,6 +686,17 @@ export const make = (options: Options) =>
         for (const sub of yield* events.waiting(limit)) {
           const hit = yield* events.claimFor(sub, now as never)
           if (Option.isNone(hit)) continue
+          // A wait stays registered, elected by its event, until its answer is durable, so a
+          // crash between the match and the wake-up loses nothing. Only a run suspended on it is
+          // woken here: one whose answer is journaled has a stale wait, released now (what
+          // unsubscribe needs is true); one past its wait otherwise is its live owner's, or,
+          // once its lease lapses, the recovery pass's, which writes the evidence §7.10 asks for.
+          const records = yield* journal.read(sub.run, 1)
+          if (records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, sub.effect))) {
+            yield* events.unsubscribe(sub.run, sub.effect)
+            continue
+          }
+          if (records[records.length - 1]?.kind.kind !== "RunSuspended") continue
           const e = hit.value.event
           const woke = yield* Effect.either(
             wake(sub.run, sub.effect, e.payload, e.source, events.unsubscribe(sub.run, sub.effect)),
