@@ -27,7 +27,7 @@ import { Acceptance, EventStore } from "../services/EventStore.js"
 import { decodeRows, Int8, JsonText } from "./internal/Columns.js"
 import * as Sql from "./internal/Sql.js"
 
-/** How often `matchWaiter` may find its elected wait retired under it before it reports the churn. */
+/** How often `matchWaiter` may find its picked wait elected or unsubscribed under it before it reports the churn. */
 const ELECT_ATTEMPTS = 8
 
 export const make = Effect.gen(function* () {
@@ -133,7 +133,7 @@ export const make = Effect.gen(function* () {
   /** Every row of one wait, locked on pg in primary-key order so two lockers never deadlock. */
   const lockWait = (tenant: string, run: RunId, effect: EffectKey) =>
     sql`
-      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event
         FROM subscriptions
        WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}
        ORDER BY namespace, value
@@ -142,7 +142,7 @@ export const make = Effect.gen(function* () {
   /** Every row of one wait, unlocked. */
   const waitRows = (tenant: string, run: RunId, effect: EffectKey) =>
     sql`
-      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event
         FROM subscriptions
        WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}
        ORDER BY namespace, value`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
@@ -157,29 +157,39 @@ export const make = Effect.gen(function* () {
     })
 
   /**
-   * Inside `Dialect.write`: the earliest-registered wait of the event's kind on its first key
-   * that has one, its rows locked on pg so a second event electing it through any of its keys
-   * waits for us and then finds it retired; none when no key has a wait.
+   * Inside `Dialect.write`: the earliest-registered unelected wait of the event's kind on its
+   * first key that has one, its rows locked on pg so a second event electing it through any of
+   * its keys waits for us and then finds it elected; none when no key has such a wait. A wait is
+   * elected when any of its rows is marked: a key `subscribe` added after the election carries no
+   * mark, and must not let a second event in.
    */
   const electWait = (tenant: string, event: InboundEvent, id: string) =>
     Effect.gen(function* () {
       for (const k of CorrelationKey.dedupe(event.correlation)) {
         for (let attempt = 0; attempt < ELECT_ATTEMPTS; attempt++) {
           const [picked] = yield* sql`
-            SELECT run_id, effect_key FROM subscriptions
-             WHERE tenant = ${tenant} AND event_kind = ${event.kind}
-               AND namespace = ${k.namespace} AND value = ${k.value}
-             ORDER BY created_at, run_id, effect_key
+            SELECT s.run_id, s.effect_key
+              FROM subscriptions s
+             WHERE s.tenant = ${tenant} AND s.event_kind = ${event.kind}
+               AND s.namespace = ${k.namespace} AND s.value = ${k.value}
+               AND NOT EXISTS (
+                 SELECT 1 FROM subscriptions x
+                  WHERE x.tenant = s.tenant AND x.run_id = s.run_id AND x.effect_key = s.effect_key
+                    AND x.elected_event IS NOT NULL)
+             ORDER BY s.created_at, s.run_id, s.effect_key
              LIMIT 1`.pipe(Effect.flatMap(decodeRows(WaitIdRow, "subscriptions")))
           if (picked === undefined) break
           const rows = yield* lockWait(tenant, picked.run_id, picked.effect_key)
-          const stillWaits = rows.some(
-            (r) => r.event_kind === event.kind && r.namespace === k.namespace && r.value === k.value,
-          )
-          // Retired (or re-registered without this key) between the pick and the lock: elect again.
+          const stillWaits =
+            rows.every((r) => r.elected_event === null) &&
+            rows.some((r) => r.event_kind === event.kind && r.namespace === k.namespace && r.value === k.value)
+          // Elected by another event, unsubscribed (or re-registered without this key) between the
+          // pick and the lock: pick again.
           if (stillWaits) return Option.some(picked)
           if (attempt === ELECT_ATTEMPTS - 1) {
-            return yield* new Backend({ detail: `the waits on ${k} kept being retired while ${id} elected one` })
+            return yield* new Backend({
+              detail: `the waits on ${k} kept being elected or unsubscribed while ${id} elected one`,
+            })
           }
         }
       }
@@ -187,17 +197,21 @@ export const make = Effect.gen(function* () {
     })
 
   /**
-   * Deletes the elected wait with the claim, so it can never take a second event. It is answered
-   * from the deleted rows: a concurrent `subscribe` may have added a key to it (row locks do not
-   * stop inserts), and that key goes with the wait too.
+   * Marks every row of the elected wait with the event's dedup key, with the claim, so it can
+   * never take a second event, and answers it from the marked rows (a concurrent `subscribe` may
+   * have added a key: row locks do not stop inserts). Decision (issue 16): marked, not deleted as
+   * §5.2's text says. Deleted here, a process dying after this commit and before `wake` took the
+   * lease lost the run: gone from `waiting`, so redelivery never saw it, and holding no lease, so
+   * recovery never did. Kept, redelivery's `claimFor` hands the run this event (claimed for it),
+   * and the engine's `unsubscribe`, once the answer is durable, deletes the rows as before.
    */
-  const retireWait = (tenant: string, wait: typeof WaitIdRow.Type) =>
+  const electWaitFor = (tenant: string, wait: typeof WaitIdRow.Type, id: string) =>
     sql`
-      DELETE FROM subscriptions
+      UPDATE subscriptions SET elected_event = ${id}
        WHERE tenant = ${tenant} AND run_id = ${wait.run_id} AND effect_key = ${wait.effect_key}
-      RETURNING run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at`.pipe(
+      RETURNING run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event`.pipe(
       Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")),
-      Effect.map((deleted) => Option.fromNullable(assembleWaits(deleted)[0])),
+      Effect.map((marked) => Option.fromNullable(assembleWaits(marked)[0])),
     )
 
   /**
@@ -311,10 +325,10 @@ export const make = Effect.gen(function* () {
               return Acceptance.Duplicate({ stored: winner.value })
             }
             if (Option.isNone(elected)) return Acceptance.Buffered()
-            const retired = yield* retireWait(tenant, elected.value)
+            const marked = yield* electWaitFor(tenant, elected.value, id)
             // The wait's rows are locked (pg) or the write lock held (sqlite): they cannot be gone.
-            if (Option.isNone(retired)) return yield* new Backend({ detail: `the wait elected for ${id} vanished` })
-            return Acceptance.Matched({ subscription: retired.value })
+            if (Option.isNone(marked)) return yield* new Backend({ detail: `the wait elected for ${id} vanished` })
+            return Acceptance.Matched({ subscription: marked.value })
           }),
         )
       }).pipe(Sql.orBackend),
@@ -340,7 +354,7 @@ export const make = Effect.gen(function* () {
                WHERE tenant = ${tenant} AND event_id = ${id} AND claimed_by IS NULL AND NOT dead
               RETURNING event_id`
             if (claimed.length === 0) return Option.none<Subscription>()
-            return yield* retireWait(tenant, elected.value)
+            return yield* electWaitFor(tenant, elected.value, id)
           }),
         )
       }).pipe(Sql.orBackend),
@@ -354,15 +368,22 @@ export const make = Effect.gen(function* () {
             // pg: the run's waits of this kind are locked first (as `matchWaiter` locks a wait before
             // the event), so concurrent deliveries to one run queue here and never deadlock.
             const rows = yield* sql`
-              SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+              SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event
                 FROM subscriptions
                WHERE tenant = ${tenant} AND run_id = ${run} AND event_kind = ${event.kind}
                ORDER BY effect_key, namespace, value
                ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
-            // The lowest effect key holding one of the event's keys; rows are in effect-key order.
-            const hit = rows.find((r) =>
-              event.correlation.some((k) => k.namespace === r.namespace && k.value === r.value),
-            )
+            // The wait this event elected before (a retry), else the lowest-effect-key wait no other
+            // event elected that holds one of the event's keys; rows are in effect-key order. A wait
+            // is elected as a whole (every row marked), and an election is not shared: a wait
+            // `accept` elected does not take a targeted event too, and the reverse.
+            const holds = (r: typeof SubscriptionRow.Type) =>
+              event.correlation.some((k) => k.namespace === r.namespace && k.value === r.value)
+            const electedBy = (effect: string) =>
+              rows.find((w) => w.effect_key === effect && w.elected_event !== null)?.elected_event ?? null
+            const hit =
+              rows.find((r) => holds(r) && electedBy(r.effect_key) === id) ??
+              rows.find((r) => holds(r) && electedBy(r.effect_key) === null)
             // The answer carries all of the wait's keys, as `matchWaiter` and `waiting` do, rows of
             // another kind included (read, not locked: locking them after this kind's rows could
             // cross a delivery of that kind locking in the other order).
@@ -381,7 +402,12 @@ export const make = Effect.gen(function* () {
             if (known !== undefined) return decide(known.claimed_by)
             if (Option.isNone(candidate)) return TargetedDelivery.NotWaiting()
             const inserted = yield* insertEvent(tenant, event, at, Option.some(run))
-            if (inserted) return TargetedDelivery.Matched({ subscription: candidate.value })
+            if (inserted) {
+              // Marked as `accept` marks, so redelivery can recover the run after a crash here too,
+              // and no broadcast event elects this wait as well.
+              yield* electWaitFor(tenant, { run_id: run, effect_key: candidate.value.effect }, id)
+              return TargetedDelivery.Matched({ subscription: candidate.value })
+            }
             // Lost the insert to a concurrent acceptance of the same key: judge it as accepted.
             const [winner] = yield* sql`
               SELECT claimed_by FROM inbound_events WHERE tenant = ${tenant} AND event_id = ${id}`.pipe(
@@ -407,8 +433,8 @@ export const make = Effect.gen(function* () {
             // yet; stripping them here lost a second wait's payload before its delivery was
             // recorded. They go when their own wait unsubscribes. Decision (issue 15): exact
             // per-wait stripping needs the claiming wait stored on the event (a `claimed_for`
-            // column); without it, a wait `matchWaiter` retired and the engine has not yet put back
-            // is not protected.
+            // column). Since issue 16 an elected wait stays registered until this verb, so a wait
+            // `accept` or `matchWaiter` elected protects its event's payload too.
             yield* sql`
               UPDATE inbound_events SET payload = 'null'
                WHERE tenant = ${tenant} AND claimed_by = ${run}
@@ -490,7 +516,7 @@ export const make = Effect.gen(function* () {
             )
             if (waits.length === 0) return []
             const rows = yield* sql`
-              SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at
+              SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event
                 FROM subscriptions
                WHERE tenant = ${tenant}
                  AND ${sql.or(waits.map((w) => sql`(run_id = ${w.run_id} AND effect_key = ${w.effect_key})`))}`.pipe(
@@ -534,6 +560,7 @@ const SubscriptionRow = Schema.Struct({
   namespace: Schema.String,
   value: Schema.String,
   created_at: Instant,
+  elected_event: Schema.NullOr(Schema.String),
 })
 
 const toEvent = (row: typeof EventRow.Type, correlation: ReadonlyArray<CorrelationKey.CorrelationKey>) =>

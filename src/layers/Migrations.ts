@@ -12,11 +12,13 @@ import * as PgJournal from "./migrations/pg/0002_journal.js"
 import * as PgRunPositions from "./migrations/pg/0003_run_positions.js"
 import * as PgReadIndexes from "./migrations/pg/0004_read_indexes.js"
 import * as PgErasure from "./migrations/pg/0005_erasure.js"
+import * as PgElectedWaits from "./migrations/pg/0006_elected_waits.js"
 import * as SqliteCaseLayer from "./migrations/sqlite/0001_case_layer.js"
 import * as SqliteJournal from "./migrations/sqlite/0002_journal.js"
 import * as SqliteRunPositions from "./migrations/sqlite/0003_run_positions.js"
 import * as SqliteReadIndexes from "./migrations/sqlite/0004_read_indexes.js"
 import * as SqliteErasure from "./migrations/sqlite/0005_erasure.js"
+import * as SqliteElectedWaits from "./migrations/sqlite/0006_elected_waits.js"
 
 /** Migration id (`0001_case_layer`) → its statements, for PostgreSQL. */
 export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -25,6 +27,7 @@ export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0003_run_positions": PgRunPositions.statements,
   "0004_read_indexes": PgReadIndexes.statements,
   "0005_erasure": PgErasure.statements,
+  "0006_elected_waits": PgElectedWaits.statements,
 }
 
 /** Migration id → its statements, for SQLite; the ids are pg's, one for one. */
@@ -34,6 +37,7 @@ export const sqlite: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0003_run_positions": SqliteRunPositions.statements,
   "0004_read_indexes": SqliteReadIndexes.statements,
   "0005_erasure": SqliteErasure.statements,
+  "0006_elected_waits": SqliteElectedWaits.statements,
 }
 
 const TABLE = "agentplane_migrations"

@@ -86,14 +86,15 @@ const scenarios = [
     },
   ),
   Faults.scenario(
-    "matchWaiter claiming an event and retiring its wait",
+    "matchWaiter claiming an event and electing its wait",
     [
       Faults.before("inbound_events", "UPDATE"),
       Faults.after("inbound_events", "UPDATE"),
-      Faults.before("subscriptions", "DELETE"),
-      Faults.before("subscriptions", "DELETE", "OLD.namespace = 'b'"),
-      Faults.after("subscriptions", "DELETE"),
-      Faults.atCommit("subscriptions", "DELETE"),
+      // The wait is marked elected row by row (issue 16), not deleted.
+      Faults.before("subscriptions", "UPDATE"),
+      Faults.before("subscriptions", "UPDATE", "OLD.namespace = 'b'"),
+      Faults.after("subscriptions", "UPDATE"),
+      Faults.atCommit("subscriptions", "UPDATE"),
     ],
     () => {
       const sub = wait([a, b])
@@ -119,7 +120,9 @@ const scenarios = [
       Faults.after("inbound_events", "INSERT"),
       Faults.before("inbound_correlation", "INSERT", "NEW.namespace = 'b'"),
       Faults.after("inbound_correlation", "INSERT"),
-      Faults.atCommit("inbound_correlation", "INSERT"),
+      // Its last write marks the wait elected (issue 16).
+      Faults.before("subscriptions", "UPDATE", "OLD.namespace = 'b'"),
+      Faults.atCommit("subscriptions", "UPDATE"),
     ],
     () => {
       const run = generateRunId()

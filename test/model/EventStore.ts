@@ -1,6 +1,7 @@
 /**
  * EventStore commands (§5.2): events from two sources with three ids, two kinds and four keys;
- * waits of three runs on three effects; claims, matches, acceptances, deliveries, sweeps and erasure among them.
+ * waits of three runs on three effects; claims, matches (which elect a wait, kept until its unsubscribe),
+ * acceptances, deliveries, sweeps and erasure among them.
  */
 import { Effect, FastCheck as fc, Option } from "effect"
 import { InboundEvent, Subscription } from "../../src/domain/Event.js"
@@ -141,10 +142,15 @@ const commands = [
       (l) => resolveEvent(l, e),
     ),
   })),
-  command(fc.tuple(Domain.ref(3), Domain.ref(3)), ([run, effect]) => ({
-    show: Model.show("unsubscribe", `run#${run}`, `effect#${effect}`),
+  // Mostly a wait offered before, so elected waits are unsubscribed, and re-registered, often
+  // enough for the model to see what an election leaves behind (issue 16).
+  command(fc.tuple(subOrSeen, Domain.at), ([w, at]) => ({
+    show: Model.show("unsubscribe", showSub(w), at),
     run: (l) =>
-      Effect.flatMap(store, (s) => s.unsubscribe(Domain.pick(l.pools.runs, run), Domain.pick(l.pools.effects, effect))),
+      Effect.flatMap(store, (s) => {
+        const sub = resolveSub(l, w)
+        return s.unsubscribe(Domain.pick(l.pools.runs, sub.run), Domain.pick(l.pools.effects, sub.effect))
+      }),
   })),
   command(fc.tuple(fc.constantFrom("mail", "hook"), fc.constantFrom("1", "～", "😀")), ([source, id]) => ({
     show: Model.show("erasePayload", source, id),

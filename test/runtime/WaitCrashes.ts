@@ -246,10 +246,11 @@ export const scenarios: ReadonlyArray<Scenario> = [
     boundary: call("JournalStore", "releaseLease"),
   },
   // Deliver: event accepted and claimed → wake (lease, journal read, first commit) → unsubscribe.
-  // Missing on purpose: a death right after `accept` matched (for an event and for a decision).
-  // `accept` deletes the wait it matched, the suspended run's lease is released, so neither the
-  // redelivery pass (it walks waits) nor the recovery pass (it walks lapsed leases) finds the run,
-  // and a retried delivery is a duplicate: the wake-up is lost. Reported for the wake path.
+  // A death right after `accept` matched, before the wake took the lease (issue 16): the wait is
+  // kept, marked elected, so the redelivery pass (it walks waits) finds the run and `claimFor`
+  // hands it its claimed event; deleted, as it was, the wake-up was lost.
+  { name: "deliver, after accept matched", workload: "event", dies: "waking", boundary: call("EventStore", "accept") },
+  { name: "decide, after accept matched", workload: "task", dies: "waking", boundary: call("EventStore", "accept") },
   {
     name: "resume, after the lease is taken",
     workload: "event",

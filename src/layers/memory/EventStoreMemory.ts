@@ -52,11 +52,18 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
   const rowsOf = (state: State, run: RunId, effect: EffectKey) =>
     [...state.waits.values()].filter((w) => w.run === run && w.effect === effect)
 
-  /** The earliest-registered wait of the event's kind on its first key that has one. */
+  /** The event whose election marks the wait (any of its rows: a key added later carries none); null when unelected. */
+  const electedBy = (state: State, run: RunId, effect: EffectKey): string | null =>
+    rowsOf(state, run, effect).find((r) => r.elected !== null)?.elected ?? null
+
+  /** The earliest-registered unelected wait of the event's kind on its first key that has one. */
   const elect = (state: State, event: InboundEvent): WaitRow | undefined => {
     for (const key of CorrelationKey.dedupe(event.correlation)) {
       const [elected] = [...state.waits.values()]
-        .filter((w) => w.kind === event.kind && CorrelationKey.equals(w.key, key))
+        .filter(
+          (w) =>
+            w.kind === event.kind && CorrelationKey.equals(w.key, key) && electedBy(state, w.run, w.effect) === null,
+        )
         .sort(
           (a, b) =>
             compareNumber(a.createdAt, b.createdAt) || compareText(a.run, b.run) || compareText(a.effect, b.effect),
@@ -66,10 +73,14 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
     return undefined
   }
 
-  /** Deletes the satisfied wait with the claim, so it can never take a second event, and answers it. */
-  const retire = (state: State, elected: WaitRow): Subscription => {
-    const rows = rowsOf(state, elected.run, elected.effect)
-    for (const row of rows) state.waits.delete(waitRowId(row.run, row.effect, row.key))
+  /**
+   * Marks every row of the satisfied wait with the event, with the claim, so it can never take a
+   * second event, and answers it. Kept, not deleted (issue 16, see `EventStoreSql.electWaitFor`):
+   * `waiting` still lists it, so redelivery recovers a run whose process died before the wake.
+   */
+  const markElected = (state: State, run: RunId, effect: EffectKey, event: string): Subscription => {
+    const rows = rowsOf(state, run, effect)
+    for (const row of rows) row.elected = event
     return toSubscription(rows)
   }
 
@@ -99,6 +110,7 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
             kind: sub.kind,
             key,
             createdAt: at,
+            elected: null,
           })
         }
         return Effect.void
@@ -144,7 +156,9 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
         const elected = elect(state, event)
         insert(state, event, payload.right, at, elected?.run ?? null)
         if (elected === undefined) return Effect.succeed(Acceptance.Buffered())
-        return Effect.succeed(Acceptance.Matched({ subscription: retire(state, elected) }))
+        return Effect.succeed(
+          Acceptance.Matched({ subscription: markElected(state, elected.run, elected.effect, dedupKey(event)) }),
+        )
       }),
 
     accepted: (source, bareId) =>
@@ -166,22 +180,27 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
         if (stored === undefined || stored.claimedBy !== null || stored.dead) return Effect.succeed(Option.none())
         stored.claimedBy = elected.run
         stored.claimedAt = at
-        return Effect.succeed(Option.some(retire(state, elected)))
+        return Effect.succeed(Option.some(markElected(state, elected.run, elected.effect, dedupKey(event))))
       }),
 
     deliverTo: (run, event, at) =>
       atomically((state) => {
-        // The run's wait of this kind with the lowest effect key holding one of the event's keys,
-        // answered with all of that wait's keys.
-        const [hit] = [...state.waits.values()]
+        // The run's wait this event elected before (a retry), else its unelected wait of this kind
+        // with the lowest effect key holding one of the event's keys, answered with all of that
+        // wait's keys; an election is not shared with `accept`'s (see `EventStoreSql.deliverTo`).
+        const id = dedupKey(event)
+        const holding = [...state.waits.values()]
           .filter(
             (w) =>
               w.run === run && w.kind === event.kind && event.correlation.some((k) => CorrelationKey.equals(k, w.key)),
           )
           .sort((a, b) => compareText(a.effect, b.effect))
+        const hit =
+          holding.find((w) => electedBy(state, run, w.effect) === id) ??
+          holding.find((w) => electedBy(state, run, w.effect) === null)
         const candidate =
           hit === undefined ? Option.none<Subscription>() : Option.some(toSubscription(rowsOf(state, run, hit.effect)))
-        const known = state.events.get(dedupKey(event))
+        const known = state.events.get(id)
         // Accepted before: a retry of this run's delivery is answered again; nothing is written.
         if (known !== undefined) {
           return Effect.succeed(
@@ -194,6 +213,7 @@ export const make: Effect.Effect<typeof EventStore.Service> = Effect.sync(() => 
         const payload = jsonText(event.payload)
         if (Either.isLeft(payload)) return Effect.dieMessage(`event payload must be JSON: ${payload.left}`)
         insert(state, event, payload.right, at, run)
+        markElected(state, run, candidate.value.effect, id)
         return Effect.succeed(TargetedDelivery.Matched({ subscription: candidate.value }))
       }),
 
@@ -314,6 +334,8 @@ interface WaitRow {
   readonly kind: string
   readonly key: CorrelationKey.CorrelationKey
   readonly createdAt: Timestamp
+  /** The dedup key of the event that elected this wait; null while it waits for one. */
+  elected: string | null
 }
 
 const waitRowId = (run: RunId, effect: EffectKey, key: CorrelationKey.CorrelationKey) =>

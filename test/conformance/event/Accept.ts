@@ -9,9 +9,12 @@ import { Acceptance, EventStore } from "../../../src/services/EventStore.js"
 import { assert } from "../../support/Assert.js"
 import { asFreshTenant, type Backend, onPool } from "../../support/Backend.js"
 import { fire, runs, shape } from "../../support/Races.js"
+import { elections } from "./Elections.js"
 import { asStored, at, event, key, stored, type Tester, wait } from "./Fixtures.js"
 
 export const accept = (test: Tester, backend: Backend) => {
+  // What an acceptance leaves behind: the wait it elected.
+  elections(test)
   describe("accept", () => {
     test("with no wait the event is buffered, unclaimed, for a later wait to claim", () =>
       asFreshTenant(
@@ -26,7 +29,7 @@ export const accept = (test: Tester, backend: Backend) => {
         }),
       ))
 
-    test("a waiting wait takes the event: claimed for its run, the wait retired and answered as registered", () =>
+    test("a waiting wait takes the event: claimed for its run, the wait elected (still listed) and answered as registered", () =>
       asFreshTenant(
         Effect.gen(function* () {
           const store = yield* EventStore
@@ -36,7 +39,8 @@ export const accept = (test: Tester, backend: Backend) => {
           yield* store.subscribe(first, at(10))
           const e = event("1", [key("doc", "a")])
           assert.deepStrictEqual(yield* store.accept(e, at(30)), Acceptance.Matched({ subscription: asStored(first) }))
-          assert.deepStrictEqual(yield* store.waiting(10), [asStored(later)])
+          // Elected, not deleted: it stays listed until the engine unsubscribes it (issue 16).
+          assert.deepStrictEqual(yield* store.waiting(10), [asStored(first), asStored(later)])
           // Claimed for `first`'s run: its own wait gets it back, `later` does not.
           assert.deepStrictEqual(yield* store.claimFor(later, at(40)), Option.none())
           assert.deepStrictEqual(
@@ -91,7 +95,12 @@ export const accept = (test: Tester, backend: Backend) => {
           const e = event("1", [key("doc", "a")])
           assert.strictEqual((yield* store.accept(e, at(30)))._tag, "Matched")
           assert.deepStrictEqual(yield* store.matchWaiter(e, at(40)), Option.none())
-          assert.deepStrictEqual(yield* store.waiting(10), [asStored(w2)])
+          assert.deepStrictEqual(yield* store.waiting(10), [asStored(w1), asStored(w2)])
+          // w2 is still free: the next event goes to it, not to the elected w1.
+          assert.deepStrictEqual(
+            yield* store.accept(event("2", [key("doc", "a")]), at(50)),
+            Acceptance.Matched({ subscription: asStored(w2) }),
+          )
         }),
       ))
 
@@ -117,7 +126,7 @@ export const accept = (test: Tester, backend: Backend) => {
       ))
 
     test.prop(
-      "N copies of one event racing accept with N waits: one is accepted, the rest are Duplicate, one wait retired",
+      "N copies of one event racing accept with N waits: one is accepted, the rest are Duplicate, one wait elected",
       shape,
       ({ fibers, pool }) =>
         Effect.gen(function* () {
@@ -138,7 +147,13 @@ export const accept = (test: Tester, backend: Backend) => {
               )
             }
           }
-          assert.deepStrictEqual(yield* store.waiting(fibers), subs.slice(1))
+          // Every wait is still listed (the elected one until its unsubscribe), and exactly the
+          // first is elected: a second event goes to the second wait.
+          assert.deepStrictEqual(yield* store.waiting(fibers), subs)
+          assert.deepStrictEqual(
+            yield* store.accept(event("2", [k]), at(101)),
+            fibers > 1 ? Acceptance.Matched({ subscription: subs[1] ?? wait([k]) }) : Acceptance.Buffered(),
+          )
         }).pipe(onPool(backend, pool)),
       runs,
     )
@@ -160,7 +175,7 @@ export const accept = (test: Tester, backend: Backend) => {
             [Acceptance.Matched({ subscription: asStored(w) })],
           )
           assert.strictEqual(results.filter((r) => r._tag === "Buffered").length, fibers - 1)
-          assert.deepStrictEqual(yield* store.waiting(10), [])
+          assert.deepStrictEqual(yield* store.waiting(10), [asStored(w)])
           assert.strictEqual(yield* store.sweepUnclaimed(at(30), "late"), fibers - 1)
         }).pipe(onPool(backend, pool)),
       runs,

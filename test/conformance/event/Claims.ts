@@ -110,7 +110,7 @@ export const claims = (test: Tester) => {
         }),
       ))
 
-    test("claims for the earliest-registered wait, retires it and returns it as registered", () =>
+    test("claims for the earliest-registered wait, elects it and returns it as registered", () =>
       asFreshTenant(
         Effect.gen(function* () {
           const store = yield* EventStore
@@ -121,12 +121,16 @@ export const claims = (test: Tester) => {
           const e = event("1", [key("doc", "a")])
           yield* buffered(e, 30)
           assert.deepStrictEqual(yield* store.matchWaiter(e, at(40)), Option.some(asStored(older)))
-          assert.deepStrictEqual(yield* store.waiting(10), [newer])
+          assert.deepStrictEqual(yield* store.waiting(10), [asStored(older), newer])
           assert.deepStrictEqual(yield* store.claimFor(newer, at(41)), Option.none())
           assert.deepStrictEqual(idOf(yield* store.claimFor(older, at(41))), Option.some("1"))
           // A repeat for the same event yields none and leaves the other wait alone.
           assert.deepStrictEqual(yield* store.matchWaiter(e, at(42)), Option.none())
-          assert.deepStrictEqual(yield* store.waiting(10), [newer])
+          assert.deepStrictEqual(yield* store.waiting(10), [asStored(older), newer])
+          // A second event skips the elected wait and takes the other.
+          const e2 = event("2", [key("doc", "a")])
+          yield* buffered(e2, 43)
+          assert.deepStrictEqual(yield* store.matchWaiter(e2, at(44)), Option.some(newer))
         }),
       ))
 
@@ -157,7 +161,7 @@ export const claims = (test: Tester) => {
           const e = event("1", [key("doc", "nobody"), key("doc", "b"), key("doc", "a")])
           yield* buffered(e, 30)
           assert.deepStrictEqual(yield* store.matchWaiter(e, at(40)), Option.some(onB))
-          assert.deepStrictEqual(yield* store.waiting(10), [onA])
+          assert.deepStrictEqual(yield* store.waiting(10), [onA, onB])
         }),
       ))
 
