@@ -224,8 +224,8 @@ const audit = (
       }
     }
 
-    // The sweep's evidence runs are found among all the tenant's runs (`runsByOutcome("swept")`
-    // does not list them: the store indexes no outcome for a seal without a last record).
+    // The sweep's evidence runs are found among all the tenant's runs, walked by recency: a
+    // scan that assumes no index, whatever `runsByOutcome("swept")` lists.
     const recovered = new Set<string>()
     const seen = new Set(started.map((s) => s.run as string))
     let after = Option.none<Journal.Cursor>()
