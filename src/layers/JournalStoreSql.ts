@@ -409,6 +409,15 @@ export const make = Effect.gen(function* () {
           ON CONFLICT (tenant, run_id) DO NOTHING
           RETURNING run_id`
         if (sealed.length === 0) return yield* notWritten(`seal of ${seal.run}`)
+        // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live.
+        if (!concluded.some((c) => c.run === seal.run)) {
+          const indexed = yield* sql`
+            INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+            VALUES (${tenant}, ${seal.run}, ${seal.outcome}, ${nextOrdinal(tenant, seal.outcome)})
+            ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+            RETURNING run_id`
+          if (indexed.length === 0) return yield* notWritten(`outcome of ${seal.run}`)
+        }
       }
       return records.length
     })

@@ -237,6 +237,11 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         logPosition: lastLogPosition,
         sealedAt: now,
       })
+      // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live.
+      if (!concluded.some((c) => c.run === seal.run)) {
+        lastOrdinal += 1
+        tables.outcomes.set(seal.run, { outcome: seal.outcome, ordinal: lastOrdinal })
+      }
     }
     return Either.right(records.length)
   }
