@@ -13,11 +13,13 @@ import { insertRows, pick, type Raw } from "../Raw.js"
 
 const INSERT_EVENT = `INSERT INTO inbound_events (tenant, event_id, source, bare_id, kind, payload, received_at, claimed_by, claimed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant, event_id) DO NOTHING RETURNING event_id`
 const INSERT_EVENT_KEYS = `INSERT INTO inbound_correlation ("tenant","event_id","namespace","value") VALUES ($1,$2,$3,$4)`
-const ELECT = `SELECT run_id, effect_key FROM subscriptions WHERE tenant = $1 AND event_kind = $2 AND namespace = $3 AND value = $4 ORDER BY created_at, run_id, effect_key LIMIT 1`
-const WAIT_COLUMNS = "run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at"
+// The earliest wait on the key that no event has elected yet (EventStoreSql `electWait`).
+const ELECT = `SELECT s.run_id, s.effect_key FROM subscriptions s WHERE s.tenant = $1 AND s.event_kind = $2 AND s.namespace = $3 AND s.value = $4 AND NOT EXISTS (SELECT 1 FROM subscriptions x WHERE x.tenant = s.tenant AND x.run_id = s.run_id AND x.effect_key = s.effect_key AND x.elected_event IS NOT NULL) ORDER BY s.created_at, s.run_id, s.effect_key LIMIT 1`
+const WAIT_COLUMNS = "run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event"
 const LOCK_WAIT = `SELECT ${WAIT_COLUMNS} FROM subscriptions WHERE tenant = $1 AND run_id = $2 AND effect_key = $3 ORDER BY namespace, value`
 const CLAIM_EVENT = `UPDATE inbound_events SET claimed_by = $1, claimed_at = $2 WHERE tenant = $3 AND event_id = $4 AND claimed_by IS NULL AND NOT dead RETURNING event_id`
-const RETIRE_WAIT = `DELETE FROM subscriptions WHERE tenant = $1 AND run_id = $2 AND effect_key = $3 RETURNING ${WAIT_COLUMNS}`
+// The wait is kept, marked elected by the event, until its answer is durable (issue 16).
+const ELECT_WAIT = `UPDATE subscriptions SET elected_event = $1 WHERE tenant = $2 AND run_id = $3 AND effect_key = $4 RETURNING ${WAIT_COLUMNS}`
 const CANDIDATES = `SELECT e.event_id FROM inbound_events e JOIN inbound_correlation c ON c.tenant = e.tenant AND c.event_id = e.event_id WHERE e.tenant = $4 AND e.kind = $5 AND c.namespace = $6 AND c.value = $7 AND (e.claimed_by IS NULL OR e.claimed_by = $8) AND NOT e.dead ORDER BY e.received_at, e.event_id LIMIT 1`
 const claimFor = (lock: string) =>
   `UPDATE inbound_events SET claimed_by = $1, claimed_at = $2 WHERE tenant = $3 AND event_id = (${CANDIDATES}${lock}) AND (claimed_by IS NULL OR claimed_by = $9) AND NOT dead RETURNING event_id, source, bare_id, kind, payload, received_at`
@@ -67,7 +69,7 @@ export const bufferAndMatch: Op = {
           expect(rows.length > 0, "raw lock found the wait gone")
           const claimed = await q(pick(raw, CLAIM_EVENT), [picked?.run_id, NOW, cell.tenant, id])
           expect(claimed.length === 1, "raw claim took nothing")
-          await q(pick(raw, RETIRE_WAIT), wait)
+          await q(pick(raw, ELECT_WAIT), [id, ...wait])
         })
       },
     }
