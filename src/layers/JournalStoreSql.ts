@@ -423,10 +423,12 @@ export const make = Effect.gen(function* () {
     })
 
   return JournalStore.of({
-    append: (run, epoch, batch) =>
+    append: (run, epoch, batch, alongside) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        return yield* dialect.write(appendWithin(tenant, run, epoch, batch))
+        const written = appendWithin(tenant, run, epoch, batch)
+        // On the transaction connection: the other store's statements join this transaction.
+        return yield* dialect.write(alongside === undefined ? written : Effect.tap(written, () => alongside))
       }).pipe(Sql.orBackend),
 
     acquire: (run, owner, ttlSecs) =>
@@ -459,6 +461,32 @@ export const make = Effect.gen(function* () {
             })
           }),
         )
+      }).pipe(Sql.orBackend),
+
+    acquireMany: (runs, owner, ttlSecs) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const ttl = wholeTtl(ttlSecs)
+        // Sorted and distinct: a row named twice would be upserted twice in one statement (pg
+        // refuses that), and on pg two callers with overlapping sets lock the rows they share in
+        // the same order, so neither waits on a row the other will only reach after it.
+        const distinct = [...new Set(runs)].sort()
+        if (distinct.length === 0) return []
+        const granted: Array<Journal.Lease> = []
+        for (let i = 0; i < distinct.length; i += ACQUIRE_CHUNK) {
+          const chunk = distinct.slice(i, i + ACQUIRE_CHUNK)
+          // The upsert of `acquire`, one row per run: each conflicting row's WHERE is re-checked
+          // on the version a concurrent winner committed, so each run is granted once.
+          const rows = yield* sql`
+            INSERT INTO run_lease (tenant, run_id, owner, epoch, expires_at)
+            VALUES ${sql.join(",", false)(chunk.map((run) => sql`(${tenant}, ${run}, ${owner}, 1, ${now} + ${ttl})`))}
+            ON CONFLICT (tenant, run_id) DO UPDATE
+               SET owner = EXCLUDED.owner, epoch = run_lease.epoch + 1, expires_at = EXCLUDED.expires_at
+             WHERE run_lease.owner = '' OR run_lease.expires_at <= ${now}
+            RETURNING run_id, owner, epoch, expires_at`.pipe(Effect.flatMap(decodeRows(GrantedRow, "run_lease")))
+          for (const row of rows) granted.push(yield* leaseOf(row.run_id, row))
+        }
+        return granted
       }).pipe(Sql.orBackend),
 
     renew: (run, owner, epoch, ttlSecs) =>
@@ -497,7 +525,7 @@ export const make = Effect.gen(function* () {
         return rows.map((r) => r.run_id)
       }).pipe(Sql.orBackend),
 
-    seal: (run, epoch, outcome, last) =>
+    seal: (run, epoch, outcome, last, alongside) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
         return yield* dialect.write(
@@ -537,6 +565,7 @@ export const make = Effect.gen(function* () {
                 RETURNING run_id`
               if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
             }
+            if (alongside !== undefined) yield* alongside
             return head.hash
           }),
         )
@@ -725,6 +754,9 @@ export const layer: Layer.Layer<JournalStore, never, SqlClient.SqlClient> = Laye
 
 const RECORD_COLUMNS = "run_id, seq, prev_hash, hash, raw, key_id, signature"
 
+// Runs per lease upsert of `acquireMany`: 5 parameters each, far under both dialects' limits.
+const ACQUIRE_CHUNK = 500
+
 // Rows per multi-row insert of an import: 12 parameters each, far under both dialects' limits.
 const IMPORT_CHUNK = 200
 
@@ -764,6 +796,7 @@ const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
 const HeadRow = Schema.Struct({ seq: Int8, hash: Schema.Uint8ArrayFromSelf })
 const LeaseRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8 })
 type LeaseRow = typeof LeaseRow.Type
+const GrantedRow = Schema.Struct({ run_id: RunId, owner: Schema.String, epoch: Int8, expires_at: Int8 })
 const HeldRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8, now: Int8 })
 const RunRow = Schema.Struct({ run_id: RunId })
 const ActivityRow = Schema.Struct({

@@ -111,8 +111,10 @@ export const make = (options: Options) =>
         // until that resume ends. With nothing durable there is no run to resume: released as before.
         const storeLost = Option.isSome(stop) && stop.value._tag === "Store" && exec.writer.durable() > 0
         if (exec.mode !== "strict" && Option.isSome(epoch) && !answerLost && !storeLost) {
-          // The answer is durable: the timer or the claimed event it came from may go.
-          if (woken !== undefined) yield* Effect.ignore(woken.release)
+          // The answer is durable: the timer or the claimed event it came from may go. It went
+          // already in the commit that made the answer durable, unless the run made none (its
+          // answer was journaled before) or a journal wrapper did not carry the release along.
+          if (woken !== undefined && !exec.writer.released()) yield* Effect.ignore(woken.release)
           // Best effort: a failed release only delays the next owner until the lease lapses.
           if (Option.isSome(stop) && exec.writer.durable() === 0 && Option.isSome(exec.case)) {
             yield* Effect.ignore(cases.detachRun(exec.case.value, exec.run))
@@ -348,6 +350,7 @@ export const make = (options: Options) =>
           epoch: Option.some(epoch),
           history: loaded.history,
           ...(Option.isSome(answer) ? { staged: { appends: [answer.value.append], head: answer.value.head } } : {}),
+          ...(woken === undefined ? {} : { release: woken.release }),
         }).pipe(Effect.provide(services))
         const exec = Execution.make({
           run,
@@ -480,8 +483,8 @@ export const make = (options: Options) =>
      * drives the run under the same lease; the caller runs it in the background (at most
      * `wakeConcurrency` at a time), so an HTTP delivery or a sweep is not held by the run's next
      * effects. The answer rides with the run's first commit (its next announcement, suspension or
-     * seal) instead of costing one of its own, and `release` (disarm the timer, drop the wait and
-     * the claimed payload) runs only once that commit is durable. A sealed run's stale wait is
+     * seal) instead of costing one of its own, and so does `release` (disarm the timer, drop the
+     * wait and the claimed payload): one transaction, so both are durable or neither is. A sealed run's stale wait is
      * released and `NotWaiting`. On shutdown background resumes are interrupted, their leases
      * lapse, and the sweeper's recovery pass resumes them.
      */
@@ -773,7 +776,7 @@ export const make = (options: Options) =>
     }
   })
 
-/** A resume started by a wake-up: whether its answer is staged, the durable head before it, and what retires the wait once the answer is durable. */
+/** A resume started by a wake-up: whether its answer is staged, the durable head before it, and what retires the wait in the commit that makes the answer durable. */
 interface Woken {
   readonly staged: boolean
   readonly durableSeq: number

@@ -23,7 +23,7 @@ import type {
   RecordTooLarge,
   RunSealed,
 } from "../errors/StoreError.js"
-import { JournalStore } from "../services/JournalStore.js"
+import * as JournalStore from "../services/JournalStore.js"
 import * as History from "./History.js"
 
 export type Mode = "live" | "resume" | "strict"
@@ -56,6 +56,8 @@ export interface Writer {
   readonly durable: () => number
   /** Whether `seal` committed: the seal released the lease with it, so the driver's release is owed no more. */
   readonly sealed: () => boolean
+  /** Whether the wake-up's `release` committed with one of this writer's batches (then the driver owes it no more). */
+  readonly released: () => boolean
 }
 
 export const make = (options: {
@@ -68,16 +70,39 @@ export const make = (options: {
    * the next batch, and `head` is the durable head they follow.
    */
   readonly staged?: { readonly appends: ReadonlyArray<Journal.Append>; readonly head: Journal.Head }
-}): Effect.Effect<Writer, never, Tenant | JournalStore> =>
+  /**
+   * A wake-up's release (disarm the timer, drop the wait): it rides in the transaction of the
+   * next batch, the one that makes the answer durable, so the answer and the release commit
+   * together or not at all, and the release costs no commit of its own.
+   */
+  readonly release?: JournalStore.Alongside
+}): Effect.Effect<Writer, never, Tenant | JournalStore.JournalStore> =>
   Effect.gen(function* () {
     const { mode, run, history } = options
-    const journal = yield* JournalStore
+    const journal = yield* JournalStore.JournalStore
     const tenant = yield* Tenant
     const lock = yield* Effect.makeSemaphore(1)
     let pending: Array<Journal.Append> = mode === "strict" ? [] : [...(options.staged?.appends ?? [])]
     let head = options.staged?.head ?? history.head
     let mustFlush = false
     let sealed = false
+    let released = false
+    // Set by the release itself, inside the store's transaction: a journal wrapper that does not
+    // pass `alongside` on leaves it unset, and the driver releases separately, as before.
+    let ran = false
+    const alongside = (): JournalStore.Alongside | undefined =>
+      options.release === undefined || released
+        ? undefined
+        : Effect.tap(
+            options.release,
+            Effect.sync(() => {
+              ran = true
+            }),
+          )
+    const settle = () => {
+      if (ran) released = true
+      ran = false
+    }
     const offered = new Map<string, number>()
 
     const stage = (append: Journal.Append): void => {
@@ -100,9 +125,11 @@ export const make = (options: {
           const batch = pending
           pending = []
           mustFlush = false
+          ran = false
           const written = yield* journal
-            .append(run, epoch, batch as [Journal.Append, ...Array<Journal.Append>])
+            .append(run, epoch, batch as [Journal.Append, ...Array<Journal.Append>], alongside())
             .pipe(Effect.provideService(Tenant, tenant))
+          settle()
           const last = written[written.length - 1]
           if (last !== undefined) head = { seq: last.seq, hash: last.hash }
         }),
@@ -117,9 +144,11 @@ export const make = (options: {
           pending = []
           mustFlush = false
           const [first, ...others] = batch
+          ran = false
           const hash = yield* journal
-            .seal(run, epoch, outcome, first === undefined ? undefined : [first, ...others])
+            .seal(run, epoch, outcome, first === undefined ? undefined : [first, ...others], alongside())
             .pipe(Effect.provideService(Tenant, tenant))
+          settle()
           head = { seq: head.seq + batch.length, hash }
           sealed = true
         }),
@@ -163,5 +192,6 @@ export const make = (options: {
       records: () => head.seq + pending.length,
       durable: () => head.seq,
       sealed: () => sealed,
+      released: () => released,
     }
   })

@@ -37,29 +37,41 @@ import type {
 type Op<A, E = never> = Effect.Effect<A, Backend | E, Tenant>
 type Read<A, E = never> = Op<A, Corrupt | E>
 
+/**
+ * Writes of another store that must commit with a journal write, all or nothing: a wake-up's
+ * release (disarm the timer, drop the wait) with the commit that makes its answer durable. The
+ * SQL stores run it on the journal's transaction connection; the memory store runs it inside its
+ * one synchronous step, so it must not suspend there (the memory stores' verbs never do).
+ */
+export type Alongside = Effect.Effect<void, Backend, Tenant>
+
 export class JournalStore extends Context.Tag("agentplane/JournalStore")<
   JournalStore,
   {
-    /** Appends the batch at head + 1… in one transaction under the run's current epoch and returns the records; all or nothing: `RunSealed`, `Fenced`, `RecordTooLarge`, `DuplicateEffect` or `DuplicateAdmission` write nothing. */
+    /** Appends the batch at head + 1… in one transaction under the run's current epoch and returns the records; all or nothing: `RunSealed`, `Fenced`, `RecordTooLarge`, `DuplicateEffect` or `DuplicateAdmission` write nothing. `alongside` runs in the same transaction once the batch is written (another store's verbs join it), so its writes and the batch commit together; its failure fails the append, writing nothing. */
     readonly append: (
       run: RunId,
       epoch: Epoch,
       batch: readonly [Append, ...ReadonlyArray<Append>],
+      alongside?: Alongside,
     ) => Read<ReadonlyArray<Record>, RunSealed | Fenced | RecordTooLarge | DuplicateEffect | DuplicateAdmission>
     /** Claims a run with no lease, a released or an expired one at epoch previous + 1 (first 1); a live lease fails with `LeaseHeld`, even for the same owner. */
     readonly acquire: (run: RunId, owner: string, ttlSecs: number) => Read<Lease, LeaseHeld>
+    /** Claims each of `runs` as `acquire` would, all in one statement, and returns the leases granted, in no particular order; a run whose lease is live (even for the same owner) is simply absent, a run named twice counts once, and a run granted to one concurrent caller is absent from every other's answer. */
+    readonly acquireMany: (runs: ReadonlyArray<RunId>, owner: string, ttlSecs: number) => Read<ReadonlyArray<Lease>>
     /** Extends the live, unreleased lease held by exactly (owner, epoch) by `ttlSecs` from now; anything else fails with `LeaseNotHeld`. */
     readonly renew: (run: RunId, owner: string, epoch: Epoch, ttlSecs: number) => Read<Lease, LeaseNotHeld>
     /** Frees the lease when `epoch` is current (owner blanked, epoch kept); a stale epoch or a repeat is a silent no-op. */
     readonly releaseLease: (run: RunId, epoch: Epoch) => Op<void>
     /** Runs whose lease expired with an owner still on it, earliest expiry first (ties by run). */
     readonly abandonedRuns: (limit: number) => Read<ReadonlyArray<RunId>>
-    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten), after appending `last` in the same transaction when given; a stale epoch fails with `Fenced`, a second seal with `RunSealed`, and `last` fails as `append` would, sealing nothing. A seal whose `last` holds no `RunSealed` record indexes `outcome` for `runsByOutcome` itself. The same commit releases the lease it sealed under (as `releaseLease(run, epoch)`): a sealed run has nothing left to fence, and its holder's separate release after the seal would be one more commit, or a lease left for recovery to find if it never came. */
+    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten), after appending `last` in the same transaction when given; a stale epoch fails with `Fenced`, a second seal with `RunSealed`, and `last` fails as `append` would, sealing nothing. A seal whose `last` holds no `RunSealed` record indexes `outcome` for `runsByOutcome` itself. The same commit releases the lease it sealed under (as `releaseLease(run, epoch)`): a sealed run has nothing left to fence, and its holder's separate release after the seal would be one more commit, or a lease left for recovery to find if it never came. `alongside` rides in the seal's transaction as in `append`. */
     readonly seal: (
       run: RunId,
       epoch: Epoch,
       outcome: RunOutcome,
       last?: readonly [Append, ...ReadonlyArray<Append>],
+      alongside?: Alongside,
     ) => Read<Digest, Fenced | RunSealed | RecordTooLarge | DuplicateEffect | DuplicateAdmission>
     /** The run's records with `seq >= from`, ascending; empty for an unwritten run; a body that does not decode is `Corrupt{seq}`. */
     readonly read: (run: RunId, from: number) => Read<ReadonlyArray<Record>>

@@ -4,6 +4,7 @@
 import { describe } from "@effect/vitest"
 import { Option } from "effect"
 import { type Backend, battery } from "../support/Backend.js"
+import { acquireMany } from "./journal/AcquireMany.js"
 import { append } from "./journal/Append.js"
 import { damage } from "./journal/Damage.js"
 import { imports } from "./journal/Import.js"
@@ -17,6 +18,7 @@ export const suite = (backend: Backend) =>
     battery(backend, (test, sql) => {
       append(test)
       leases(test)
+      acquireMany(test, backend)
       indexes(test, sql, backend)
       imports(test)
       // Tampering is planted with raw SQL, so only a backend with rows to tamper with has these.

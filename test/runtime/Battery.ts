@@ -24,6 +24,7 @@ import * as WaitEdges from "./WaitEdges.js"
 import * as Waits from "./Waits.js"
 import * as WakeCommit from "./WakeCommit.js"
 import * as WakeRaces from "./WakeRaces.js"
+import * as WakeRelease from "./WakeRelease.js"
 import * as Worklist from "./Worklist.js"
 
 export const suite = (backend: Backend.Backend) =>
@@ -47,6 +48,7 @@ export const suite = (backend: Backend.Backend) =>
     WakeRaces.suite(backend)
     Targeted.suite(backend)
     WakeCommit.suite(backend)
+    WakeRelease.suite(backend)
     Decide.suite(backend)
     WaitCrashes.suite(backend)
     Agents.suite(backend)

@@ -254,15 +254,15 @@ export const watchingCommits = (backend: Backend.Backend, commits: Array<number>
     const journal = Context.get(context, JournalStore)
     return Context.add(context, JournalStore, {
       ...journal,
-      append: (run, epoch, batch) =>
+      append: (run, epoch, batch, alongside) =>
         Effect.zipRight(
           Effect.sync(() => commits.push(batch.length)),
-          journal.append(run, epoch, batch),
+          journal.append(run, epoch, batch, alongside),
         ),
-      seal: (run, epoch, outcome, last) =>
+      seal: (run, epoch, outcome, last, alongside) =>
         Effect.zipRight(
           Effect.sync(() => commits.push(last?.length ?? 0)),
-          journal.seal(run, epoch, outcome, last),
+          journal.seal(run, epoch, outcome, last, alongside),
         ),
     })
   }),

@@ -47,13 +47,13 @@ const failingFirstAnswer = (base: Layer.Layer<Backend.Stores, BackendError>) => 
     Effect.map(JournalStore, (j) =>
       JournalStore.of({
         ...j,
-        append: (run, epoch, batch) =>
+        append: (run, epoch, batch, alongside) =>
           failed === 0 && batch.some((a) => a.kind.kind === "EffectDone" && isFired(a.kind.output))
             ? Effect.suspend(() => {
                 failed += 1
                 return Effect.fail(new BackendError({ detail: "injected: the answer's commit was lost" }))
               })
-            : j.append(run, epoch, batch),
+            : j.append(run, epoch, batch, alongside),
       }),
     ),
   ).pipe(Layer.provide(base))
@@ -68,15 +68,15 @@ const recording = (base: Layer.Layer<Backend.Stores, BackendError>) => {
     Effect.map(JournalStore, (j) =>
       JournalStore.of({
         ...j,
-        append: (run, epoch, batch) =>
+        append: (run, epoch, batch, alongside) =>
           Effect.zipRight(
             Effect.sync(() => batches.push({ run, kinds: batch.map((a) => a.kind.kind), seal: false })),
-            j.append(run, epoch, batch),
+            j.append(run, epoch, batch, alongside),
           ),
-        seal: (run, epoch, outcome, last) =>
+        seal: (run, epoch, outcome, last, alongside) =>
           Effect.zipRight(
             Effect.sync(() => batches.push({ run, kinds: (last ?? []).map((a) => a.kind.kind), seal: true })),
-            j.seal(run, epoch, outcome, last),
+            j.seal(run, epoch, outcome, last, alongside),
           ),
       }),
     ),

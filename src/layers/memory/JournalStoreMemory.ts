@@ -13,13 +13,15 @@
  * Records are kept as the canonical bytes they were written with and decoded afresh on every
  * read, so a caller never holds a reference into the store.
  */
-import { type Clock, Effect, Either, Layer, Option } from "effect"
+import { Cause, type Clock, Effect, Either, Exit, Layer, Option } from "effect"
 import * as Digest from "../../domain/Digest.js"
 import type { EffectKey } from "../../domain/EffectKey.js"
 import { type CaseId, Epoch, type RunId, Seq } from "../../domain/Ids.js"
 import * as Journal from "../../domain/Journal.js"
+import type { Tenant } from "../../domain/Tenant.js"
 import { Timestamp } from "../../domain/Time.js"
 import {
+  Backend,
   Corrupt,
   DuplicateAdmission,
   DuplicateEffect,
@@ -30,7 +32,7 @@ import {
   RecordTooLarge,
   RunSealed,
 } from "../../errors/StoreError.js"
-import { JournalStore } from "../../services/JournalStore.js"
+import { type Alongside, JournalStore } from "../../services/JournalStore.js"
 import { clampLimit, compareText, perTenantEither } from "./internal/Memory.js"
 
 /** One stored record: its position, what the indexes need, and the bytes it was hashed over. */
@@ -95,6 +97,38 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
   /** Runs `f` on the caller's tenant's tables at the clock's current whole second, in one synchronous step. */
   const atomically = <R extends Either.Either<unknown, unknown>>(f: (tables: Tables, now: number) => R) =>
     Effect.clockWith((clock) => tables((t) => f(t, nowSecs(clock))))
+
+  /**
+   * `atomically` with another store's writes riding along (`JournalStore.Alongside`): once `f`
+   * has written, `alongside` runs to completion inside the same synchronous step, and if it fails
+   * the run's rows are put back as they were, so the two commit together or not at all and no
+   * fiber ever sees one without the other.
+   */
+  const atomicallyWith = <A, E>(
+    run: RunId,
+    batch: ReadonlyArray<Journal.Append>,
+    alongside: Alongside | undefined,
+    f: (tables: Tables, now: number) => Either.Either<A, E>,
+  ) =>
+    alongside === undefined
+      ? atomically(f)
+      : Effect.flatMap(Effect.context<Tenant>(), (context) =>
+          atomically((t, now): Either.Either<A, E | Backend> => {
+            const before = snapshot(t, run, batch)
+            const done = f(t, now)
+            if (Either.isLeft(done)) return done
+            const ran = Effect.runSyncExit(Effect.provide(alongside, context))
+            if (Exit.isSuccess(ran)) return done
+            restore(t, run, before)
+            return Either.left(
+              Option.getOrElse(
+                Cause.failureOption(ran.cause),
+                () =>
+                  new Backend({ detail: `a write alongside the journal did not complete: ${Cause.pretty(ran.cause)}` }),
+              ),
+            )
+          }),
+        )
 
   /** Checks, hashes and writes a batch; nothing is written unless all of it passes. */
   const appendTo = (
@@ -247,7 +281,8 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
   }
 
   return JournalStore.of({
-    append: (run, epoch, batch) => atomically((tables, now) => appendTo(tables, now, run, epoch, batch)),
+    append: (run, epoch, batch, alongside) =>
+      atomicallyWith(run, batch, alongside, (tables, now) => appendTo(tables, now, run, epoch, batch)),
 
     acquire: (run, owner, ttlSecs) =>
       atomically(({ leases }, now) => {
@@ -266,6 +301,20 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         const lease = { owner, epoch: (held?.epoch ?? 0) + 1, expiresAt: now + wholeTtl(ttlSecs) }
         leases.set(run, lease)
         return Either.right(toLease(run, lease))
+      }),
+
+    acquireMany: (runs, owner, ttlSecs) =>
+      atomically(({ leases }, now) => {
+        const granted: Array<Journal.Lease> = []
+        for (const run of new Set(runs)) {
+          const held = leases.get(run)
+          // As `acquire`: live while now < expiresAt, and a live lease is never taken, even by its owner.
+          if (held !== undefined && held.owner !== "" && now < held.expiresAt) continue
+          const lease = { owner, epoch: (held?.epoch ?? 0) + 1, expiresAt: now + wholeTtl(ttlSecs) }
+          leases.set(run, lease)
+          granted.push(toLease(run, lease))
+        }
+        return Either.right(granted)
       }),
 
     renew: (run, owner, epoch, ttlSecs) =>
@@ -305,8 +354,8 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         ),
       ),
 
-    seal: (run, epoch, outcome, last) =>
-      atomically((tables, now) => {
+    seal: (run, epoch, outcome, last, alongside) =>
+      atomicallyWith(run, last ?? [], alongside, (tables, now) => {
         // Same check as append: the head sealed here is the last one any holder wrote.
         const refused = mustHold(tables, run, epoch)
         if (refused !== undefined) return Either.left(refused)
@@ -467,6 +516,42 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
 export const layer: Layer.Layer<JournalStore> = Layer.effect(JournalStore, make)
 
 // internal
+
+/** What a write of `batch` to `run` can change, to put back if a write alongside it fails. */
+interface Snapshot {
+  readonly journal: Array<Row> | undefined
+  readonly lease: LeaseRow | undefined
+  readonly seal: Seal | undefined
+  readonly outcome: { readonly outcome: Journal.RunOutcome; readonly ordinal: number } | undefined
+  readonly activity: { readonly updatedAt: number; readonly case: Option.Option<CaseId> } | undefined
+  readonly admissions: ReadonlyArray<
+    readonly [string, { readonly run: RunId; readonly admittedAt: number } | undefined]
+  >
+}
+
+// Rows are replaced, never mutated (an append sets a new chain array), so keeping references is a snapshot.
+const snapshot = (t: Tables, run: RunId, batch: ReadonlyArray<Journal.Append>): Snapshot => ({
+  journal: t.journal.get(run),
+  lease: t.leases.get(run),
+  seal: t.seals.get(run),
+  outcome: t.outcomes.get(run),
+  activity: t.activity.get(run),
+  admissions: batch.flatMap((a) =>
+    a.kind.kind === "RunAdmitted" && a.kind.idempotency_key !== undefined
+      ? [[a.kind.idempotency_key, t.admissions.get(a.kind.idempotency_key)] as const]
+      : [],
+  ),
+})
+
+const restore = (t: Tables, run: RunId, s: Snapshot): void => {
+  const put = <K, V>(m: Map<K, V>, k: K, v: V | undefined) => (v === undefined ? m.delete(k) : m.set(k, v))
+  put(t.journal, run, s.journal)
+  put(t.leases, run, s.lease)
+  put(t.seals, run, s.seal)
+  put(t.outcomes, run, s.outcome)
+  put(t.activity, run, s.activity)
+  for (const [key, held] of s.admissions) put(t.admissions, key, held)
+}
 
 const nowSecs = (clock: Clock.Clock): number => Math.floor(clock.unsafeCurrentTimeMillis() / 1000)
 
