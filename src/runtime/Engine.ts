@@ -508,7 +508,19 @@ export const make = (options: Options) =>
           Effect.catchTag("LeaseHeld", () => Effect.succeed(Option.none())),
         )
         if (Option.isNone(lease)) return { _tag: "Busy" } satisfies Woke
-        const epoch = lease.value.epoch
+        return yield* wakeHeld(run, lease.value.epoch, effect, output, source, release)
+      })
+
+    /** `wake` once the run's lease `epoch` is held: the lease is given back on every path but `Resumed`. */
+    const wakeHeld = (
+      run: RunId,
+      epoch: Epoch,
+      effect: EffectKey.EffectKey,
+      output: Json,
+      source: string,
+      release: Effect.Effect<void, Backend, Tenant>,
+    ) =>
+      Effect.gen(function* () {
         const giveBack = Effect.ignore(journal.releaseLease(run, epoch))
         const prepared = yield* Effect.gen(function* () {
           const records = yield* journal.read(run, 1)
@@ -565,20 +577,51 @@ export const make = (options: Options) =>
 
     /**
      * §7.10 pass 5: fires up to `limit` due timers, each recorded as `{"fired_at": fireAt}` (the
-     * due instant, not the sweep's). The wake-ups run side by side, each under a permit taken
-     * here, so a full background holds the pass rather than letting it take leases that would
-     * wait; the pass returns once every timer is resumed or refused, not when the runs stop.
+     * due instant, not the sweep's). The batch's leases are taken in one statement
+     * (`acquireMany`) instead of one transaction per wake-up; a run it does not grant (its owner
+     * is live, or a second due timer of the same run) takes `wake`'s own acquire with its
+     * backoff. The wake-ups run side by side, each under a permit taken here, so a full
+     * background holds the pass; a lease taken for a timer still queued for its permit is renewed
+     * meanwhile (issue 16 C), and given back if the pass ends before its wake-up starts. The pass
+     * returns once every timer is resumed or refused, not when the runs stop.
      */
     const fireTimers = (now: number, limit: number) =>
       Effect.gen(function* () {
         const due = yield* timers.claimDue(now as never, limit)
         const tenant = yield* Tenant
+        const granted = new Map<RunId, Journal.Lease>()
+        if (due.length > 0) {
+          for (const l of yield* journal.acquireMany(
+            due.map((t) => t.run),
+            owner,
+            ttl,
+          ))
+            granted.set(l.run, l)
+        }
+        // Granted leases whose wake-up has not started: each start takes its own out (a single
+        // synchronous step, so it and the pass's give-back below never both act on one lease).
+        const unstarted = new Map(granted)
+        yield* Effect.addFinalizer(() =>
+          Effect.forEach(unstarted.values(), (l) => Effect.ignore(journal.releaseLease(l.run, l.epoch)), {
+            discard: true,
+          }),
+        )
         const woken: Array<Deferred.Deferred<boolean>> = []
         for (const t of due) {
+          const lease = granted.get(t.run)
+          // One wake-up per granted lease; another due timer of the same run acquires for itself.
+          granted.delete(t.run)
+          const queued = lease === undefined ? undefined : yield* Effect.forkScoped(renewal(t.run, lease.epoch))
           const resumed = yield* Deferred.make<boolean>()
           const one = Effect.gen(function* () {
+            if (queued !== undefined) yield* Fiber.interrupt(queued)
+            const held = lease !== undefined && unstarted.delete(t.run)
+            const answer = { fired_at: t.fireAt }
+            const disarm = timers.disarm(t.run, t.effect)
             const w = yield* Effect.either(
-              wake(t.run, t.effect, { fired_at: t.fireAt }, TIMER_SOURCE, timers.disarm(t.run, t.effect)),
+              held
+                ? wakeHeld(t.run, lease.epoch, t.effect, answer, TIMER_SOURCE, disarm)
+                : wake(t.run, t.effect, answer, TIMER_SOURCE, disarm),
             )
             yield* Deferred.succeed(resumed, w._tag === "Right" && w.right._tag === "Resumed")
             if (w._tag === "Right" && w.right._tag === "Resumed") yield* w.right.resume
@@ -596,7 +639,7 @@ export const make = (options: Options) =>
         let fired = 0
         for (const r of woken) if (yield* Deferred.await(r)) fired += 1
         return { fired, failed: due.length - fired, saturated: due.length >= limit }
-      })
+      }).pipe(Effect.scoped)
 
     const events = yield* EventStore
     const deliver = (event: InboundEvent) =>

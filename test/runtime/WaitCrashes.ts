@@ -296,12 +296,18 @@ export const scenarios: ReadonlyArray<Scenario> = [
     dies: "recovering",
     boundary: append("RunSuspended"),
   },
-  // The sweeper's timer pass: claimed → lease → first commit → disarm.
+  // The sweeper's timer pass: claimed → the batch's leases → first commit with the disarm.
   {
     name: "timer pass, after the due timer is claimed",
     workload: "sleep",
     dies: "waking",
     boundary: call("TimerStore", "claimDue"),
+  },
+  {
+    name: "timer pass, after the batch's leases are taken",
+    workload: "sleep",
+    dies: "waking",
+    boundary: call("JournalStore", "acquireMany"),
   },
   {
     name: "timer pass, after the woken run's first commit",

@@ -84,6 +84,30 @@ const recording = (base: Layer.Layer<Backend.Stores, BackendError>) => {
   return { stores: Layer.merge(base, journal), batches }
 }
 
+/** The journal, counting lease calls: `acquire` one by one, `acquireMany` per batch. */
+const countingLeases = (base: Layer.Layer<Backend.Stores, BackendError>) => {
+  const calls = { acquire: 0, acquireMany: 0 }
+  const journal = Layer.effect(
+    JournalStore,
+    Effect.map(JournalStore, (j) =>
+      JournalStore.of({
+        ...j,
+        acquire: (run, owner, ttl) =>
+          Effect.zipRight(
+            Effect.sync(() => (calls.acquire += 1)),
+            j.acquire(run, owner, ttl),
+          ),
+        acquireMany: (runs, owner, ttl) =>
+          Effect.zipRight(
+            Effect.sync(() => (calls.acquireMany += 1)),
+            j.acquireMany(runs, owner, ttl),
+          ),
+      }),
+    ),
+  ).pipe(Layer.provide(base))
+  return { stores: Layer.merge(base, journal), calls }
+}
+
 /** The clock `secs` ahead: a later sweep, past the 60 s a timer claim lasts. */
 const ahead = (clock: Clock.Clock, secs: number): Clock.Clock => ({
   [Clock.ClockTypeId]: Clock.ClockTypeId,
@@ -121,6 +145,25 @@ export const suite = (backend: Backend.Backend) =>
         const pending = yield* Effect.flatMap(TimerStore, (t) => t.pending(1000))
         expect(pending.some((t) => t.run === first.run)).toBe(false)
       }).pipe(Support.on(Support.runtimeOver(rec.stores, [def])), Backend.asFreshTenant)
+    })
+
+    it.live("a timer pass takes its batch's leases in one call: no wake-up of it acquires its own", () => {
+      const counter = new Support.Counter()
+      const def = sleeper(counter)
+      const counted = countingLeases(backend.layer)
+      return Effect.gen(function* () {
+        const rt = yield* Runtime.Runtime
+        const runs = yield* Effect.forEach([1, 2, 3], (n) => rt.run(def, Run.labeled({ n }, "test")))
+        for (const r of runs) expect(r.status._tag).toBe("Suspended")
+        const before = { ...counted.calls }
+        const fired = yield* rt.fireTimers(128)
+        yield* rt.idle
+        expect(fired.fired).toBe(3)
+        expect(counted.calls.acquireMany - before.acquireMany).toBe(1)
+        expect(counted.calls.acquire - before.acquire).toBe(0)
+        expect(counter.get("wakecommit.after")).toBe(3)
+        for (const r of runs) expect(yield* Support.concludedAs(r.run, "succeeded")).toBe(true)
+      }).pipe(Support.on(Support.runtimeOver(counted.stores, [def])), Backend.asFreshTenant)
     })
 
     it.live("an answer whose commit fails keeps the timer and the lease; after the lapse the run is woken once", () => {
