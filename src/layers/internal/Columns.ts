@@ -7,11 +7,26 @@ import * as Digest from "../../domain/Digest.js"
 import * as Json from "../../domain/Json.js"
 import { Corrupt } from "../../errors/StoreError.js"
 
-/** BIGINT / INTEGER: a number (sqlite, pg int4) or decimal text (pg int8, COUNT), within safe range. */
-export const Int8 = Schema.Union(Schema.Number, Schema.NumberFromString).pipe(
-  Schema.int(),
-  Schema.filter((n) => Number.isSafeInteger(n), { message: () => "integer outside the safe range" }),
-)
+/**
+ * BIGINT / INTEGER: a number (sqlite, pg int4) or decimal text (pg int8, COUNT), within safe range.
+ * One declared parser rather than a union of `Number` and `NumberFromString` with two filters:
+ * every timestamp, version and count of every row goes through it, and the union cost about 1 µs
+ * a column.
+ */
+export const Int8 = Schema.declare([], {
+  decode: () => (u, _, ast) => {
+    const n = typeof u === "number" ? u : typeof u === "string" && DECIMAL.test(u) ? Number(u) : Number.NaN
+    return Number.isSafeInteger(n)
+      ? ParseResult.succeed(n)
+      : ParseResult.fail(
+          new ParseResult.Type(ast, u, "expected an integer in the safe range, as a number or decimal text"),
+        )
+  },
+  encode: () => (n, _, ast) =>
+    Number.isSafeInteger(n) ? ParseResult.succeed(n) : ParseResult.fail(new ParseResult.Type(ast, n)),
+})
+
+const DECIMAL = /^-?\d+$/
 
 /** A count or amount: a negative one reads as 0 (G4). */
 export const Count = Schema.transform(Int8, Schema.NonNegativeInt, {

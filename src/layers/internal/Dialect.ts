@@ -7,7 +7,7 @@
  */
 import { SqlClient, Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Either, Exit, type Fiber, Option, Schema } from "effect"
 import { Corrupt } from "../../errors/StoreError.js"
 import * as Driver from "./Driver.js"
 import * as PgDriver from "./PgDriver.js"
@@ -109,6 +109,29 @@ export const parts = (pieces: ReadonlyArray<string | number>): [ReadonlyArray<st
   return [strings, ...holes]
 }
 
+/** `f` built once per count: the statements whose text depends on how many keys a call carries. */
+export const perCount = <A>(f: (n: number) => A) => {
+  const built = new Map<number, A>()
+  return (n: number): A => {
+    let a = built.get(n)
+    if (a === undefined) {
+      a = f(n)
+      built.set(n, a)
+    }
+    return a
+  }
+}
+
+/** `(…), (…)` for `n` rows of a VALUES list, as `parts` pieces: row `i`'s parameter holes are `holes(i)`. */
+export const tuples = (n: number, holes: (i: number) => ReadonlyArray<number>): Array<string | number> =>
+  Array.from({ length: n }, (_, i) => [
+    i === 0 ? "(" : ", (",
+    ...holes(i).flatMap((hole, j) => (j === 0 ? [hole] : [", ", hole])),
+    ")",
+  ]).flat()
+
+const count = (rows: ReadonlyArray<unknown>) => Exit.succeed(rows.length)
+
 /** Written as a literal: better-sqlite3 may bind a large number as a REAL. */
 export const MAX_SAFE = String(Number.MAX_SAFE_INTEGER)
 
@@ -136,17 +159,46 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
    * bench's capture, an application's own), it goes through the client so the transformer sees
    * it; otherwise the caller's transaction connection, else a connection of its own.
    */
-  const run = (text: string, params: ReadonlyArray<unknown>, named: boolean) =>
-    Effect.withFiberRuntime<ReadonlyArray<Driver.Row>, SqlError>((fiber) => {
-      if (Option.isSome(fiber.getFiberRef(Statement.currentTransformer))) {
-        return sql.unsafe<Driver.Row>(text, params).withoutTransform
-      }
-      const conn = Driver.currentConnection(fiber.currentContext)
-      if (conn === undefined) return driver.run(text, params, named)
-      return PgDriver.isLean(conn) ? conn.lean(text, params, named) : conn.execute(text, params, undefined)
+  const immediate = driver.immediate
+  const start = (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    text: string,
+    params: ReadonlyArray<unknown>,
+    named: boolean,
+  ): Effect.Effect<ReadonlyArray<Driver.Row>, SqlError> => {
+    if (Option.isSome(fiber.getFiberRef(Statement.currentTransformer))) {
+      return sql.unsafe<Driver.Row>(text, params).withoutTransform
+    }
+    const conn = Driver.currentConnection(fiber.currentContext)
+    const now = immediate?.(text, params, conn)
+    if (now !== undefined) return now
+    if (conn === undefined) return driver.run(text, params, named)
+    return PgDriver.isLean(conn) ? conn.lean(text, params, named) : conn.execute(text, params, undefined)
+  }
+
+  /**
+   * One statement, then `after` on its rows, as one step of the fiber when the driver ran it at
+   * once (sqlite): the rows are read, decoded and answered without a further effect in between.
+   */
+  const run = <A, E>(
+    text: string,
+    params: ReadonlyArray<unknown>,
+    named: boolean,
+    after: (rows: ReadonlyArray<Driver.Row>) => Exit.Exit<A, E>,
+  ) =>
+    Effect.withFiberRuntime<A, SqlError | E>((fiber) => {
+      const sent = start(fiber, text, params, named)
+      if (!Exit.isExit(sent)) return Effect.flatMap(sent, after)
+      const exit = sent as Exit.Exit<ReadonlyArray<Driver.Row>, SqlError>
+      return exit._tag === "Success" ? after(exit.value) : Exit.failCause(exit.cause)
     })
 
-  const compile = (strings: ReadonlyArray<string>, holes: ReadonlyArray<Hole>, named: boolean) => {
+  const compile = <A, E>(
+    strings: ReadonlyArray<string>,
+    holes: ReadonlyArray<Hole>,
+    named: boolean,
+    after: (rows: ReadonlyArray<Driver.Row>) => Exit.Exit<A, E>,
+  ) => {
     let text = strings[0] ?? ""
     const order: Array<number> = []
     holes.forEach((hole, i) => {
@@ -159,7 +211,7 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
       text += strings[i + 1] ?? ""
     })
     const inOrder = name === "pg" || order.every((hole, i) => hole === i)
-    return (params: ReadonlyArray<unknown>) => run(text, inOrder ? params : order.map((i) => params[i]), named)
+    return (params: ReadonlyArray<unknown>) => run(text, inOrder ? params : order.map((i) => params[i]), named, after)
   }
 
   const write: Dialect["write"] = (effect) =>
@@ -174,8 +226,8 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
   const command: Dialect["command"] =
     (options) =>
     (strings, ...holes) => {
-      const send = compile(strings, holes, options?.named === true)
-      return (...params) => Effect.map(send(params), (rows) => rows.length)
+      const send = compile(strings, holes, options?.named === true, count)
+      return (...params) => send(params)
     }
 
   const pg = name === "pg"
@@ -191,15 +243,14 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
     query:
       (schema, what, options) =>
       (strings, ...holes) => {
-        const send = compile(strings, holes, options?.named === true)
         const decode = Schema.decodeUnknownEither(Schema.Array(schema))
-        return (...params) =>
-          Effect.flatMap(send(params), (rows) =>
-            Either.match(decode(rows), {
-              onLeft: (e) => Effect.fail(new Corrupt({ detail: `${what}: ${e.message}`, seq: 0 })),
-              onRight: Effect.succeed,
-            }),
-          )
+        const send = compile(strings, holes, options?.named === true, (rows) => {
+          const decoded = decode(rows)
+          return Either.isRight(decoded)
+            ? Exit.succeed(decoded.right)
+            : Exit.fail(new Corrupt({ detail: `${what}: ${decoded.left.message}`, seq: 0 }))
+        })
+        return (...params) => send(params)
       },
     command,
     writableCte: pg,

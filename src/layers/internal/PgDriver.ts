@@ -3,12 +3,11 @@
  * and one `client.query`, a transaction one checkout for BEGIN … COMMIT. What `@effect/sql-pg`
  * adds around the same calls (a span, a scope, the statement compiler) is what the stores skip.
  */
-import { SqlClient } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit } from "effect"
 import type pg from "pg"
-import type * as Driver from "./Driver.js"
+import * as Driver from "./Driver.js"
 
 /** A transaction connection the stores can send named statements on; `@effect/sql` sees a plain `Connection`. */
 export interface Lean extends Connection {
@@ -46,7 +45,8 @@ export const make = (pool: pg.Pool): Driver.Driver["Type"] => ({
             onSuccess: () => Effect.sync(() => client.done()),
           })
         return query(client, BEGIN[mode], [], false).pipe(
-          Effect.zipRight(restore(Effect.provideService(effect, SqlClient.TransactionConnection, [conn, 0]))),
+          Effect.zipRight(Driver.withConnection(conn, restore, effect)),
+          Effect.flatten,
           Effect.exit,
           Effect.flatMap((exit) =>
             Exit.isSuccess(exit)

@@ -4,7 +4,7 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { SqlError as SqlErrorClass } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { Tenant } from "../../domain/Tenant.js"
 import { Backend } from "../../errors/StoreError.js"
 import * as Dialect from "./Dialect.js"
@@ -21,7 +21,13 @@ export const make = Dialect.make
 export const verb =
   <Args extends ReadonlyArray<unknown>, A, E, R>(body: (tenant: string, ...args: Args) => Effect.Effect<A, E, R>) =>
   (...args: Args): Effect.Effect<A, Exclude<E, SqlError> | Backend, R | Tenant> =>
-    orBackend(Effect.flatMap(Tenant, (tenant) => body(tenant, ...args)))
+    // The tenant read from the fiber's context in the same step that starts the body: the type
+    // requires `Tenant`, so it is there.
+    orBackend(
+      Effect.withFiberRuntime<A, E, R>((fiber) =>
+        body(Context.unsafeGet(fiber.currentContext as Context.Context<Tenant>, Tenant), ...args),
+      ),
+    )
 
 export const isSqlError = (u: unknown): u is SqlError => u instanceof SqlErrorClass
 

@@ -15,6 +15,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Driver from "./Driver.js"
+import * as Lock from "./Lock.js"
 
 export interface Options {
   readonly filename: string
@@ -49,9 +50,7 @@ export const make = (options: Options) =>
       }),
       (db) => Effect.sync(() => db.close()),
     )
-    const lock = yield* Effect.makeSemaphore(1)
-    // True from the moment a transaction takes the lock until it gives it back.
-    let held = false
+    const lock = Lock.make()
     const statements = new Map<string, Database.Statement>()
 
     /** The statement for `text`, prepared once; the cache is bounded, since IN lists vary in length. */
@@ -65,23 +64,24 @@ export const make = (options: Options) =>
       return statement
     }
 
-    const all = (text: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Driver.Row>, SqlError> => {
+    /** The statement run now; an Exit is an Effect too, so callers return it as one. */
+    const all = (text: string, params: ReadonlyArray<unknown>): Exit.Exit<ReadonlyArray<Driver.Row>, SqlError> => {
       try {
         const statement = prepared(text)
-        if (statement.reader) return Effect.succeed(statement.all(...params) as ReadonlyArray<Driver.Row>)
+        if (statement.reader) return Exit.succeed(statement.all(...params) as ReadonlyArray<Driver.Row>)
         statement.run(...params)
-        return Effect.succeed([])
+        return Exit.succeed(NO_ROWS)
       } catch (cause) {
-        return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
+        return Exit.fail(new SqlError({ cause, message: "Failed to execute statement" }))
       }
     }
 
-    const exec = (text: string): Effect.Effect<void, SqlError> => {
+    const exec = (text: string): Exit.Exit<void, SqlError> => {
       try {
         db.exec(text)
-        return Effect.void
+        return Exit.void
       } catch (cause) {
-        return Effect.fail(new SqlError({ cause, message: `${text} failed` }))
+        return Exit.fail(new SqlError({ cause, message: `${text} failed` }))
       }
     }
 
@@ -127,22 +127,12 @@ export const make = (options: Options) =>
     // The client's own statements hold the lock for their scope, transactions for theirs.
     const reserve = Effect.uninterruptibleMask((restore) =>
       Effect.zipRight(
-        restore(lock.take(1)),
+        lock.take(restore),
         Effect.flatMap(Effect.scope, (scope) =>
           Effect.as(
-            Effect.zipRight(
-              Effect.sync(() => {
-                held = true
-              }),
-              Scope.addFinalizer(
-                scope,
-                Effect.zipRight(
-                  Effect.sync(() => {
-                    held = false
-                  }),
-                  lock.release(1),
-                ),
-              ),
+            Scope.addFinalizer(
+              scope,
+              Effect.sync(() => lock.release()),
             ),
             connection,
           ),
@@ -156,38 +146,60 @@ export const make = (options: Options) =>
       spanAttributes: [["db.system.name", "sqlite"]],
     })
 
+    /** `result` after COMMIT, or ROLLBACK when the transaction failed. */
+    const finish = <A, E>(exit: Exit.Exit<A, E>): Exit.Exit<A, E | SqlError> => {
+      if (Exit.isFailure(exit)) {
+        // A failed ROLLBACK leaves the outcome unknown: its error replaces the verb's.
+        const rolledBack = exec("ROLLBACK")
+        return Exit.isFailure(rolledBack) ? Exit.failCause(rolledBack.cause) : exit
+      }
+      const committed = exec("COMMIT")
+      if (Exit.isSuccess(committed)) return exit
+      // A COMMIT refused as busy leaves the transaction open on the one connection: rolled back here.
+      exec("ROLLBACK")
+      return Exit.failCause(committed.cause)
+    }
+
     const driver: Driver.Driver["Type"] = {
       dialect: "sqlite",
       run: (text, params) =>
-        Effect.suspend(() => (held ? lock.withPermits(1)(Effect.suspend(() => all(text, params))) : all(text, params))),
+        Effect.uninterruptibleMask((restore) =>
+          Effect.suspend(() =>
+            lock.held()
+              ? Effect.zipRight(
+                  lock.take(restore),
+                  Effect.sync(() => {
+                    try {
+                      return all(text, params)
+                    } finally {
+                      lock.release()
+                    }
+                  }).pipe(Effect.flatten),
+                )
+              : all(text, params),
+          ),
+        ),
+      // The one connection is this fiber's while it is in a transaction on it; with none, a
+      // statement needs the lock only while a transaction holds it (see the module comment).
+      immediate: (text, params, conn) =>
+        conn === connection || (conn === undefined && !lock.held()) ? all(text, params) : undefined,
       transaction: (mode) => (effect) =>
         Effect.uninterruptibleMask((restore) =>
           Effect.zipRight(
-            restore(lock.take(1)),
+            lock.take(restore),
             Effect.suspend(() => {
-              held = true
-              const free = Effect.zipRight(
-                Effect.sync(() => {
-                  held = false
-                }),
-                lock.release(1),
-              )
-              return exec(BEGIN[mode]).pipe(
-                Effect.zipRight(
-                  Effect.exit(restore(Effect.provideService(effect, SqlClient.TransactionConnection, [connection, 0]))),
-                ),
-                Effect.flatMap((exit) =>
-                  Exit.isSuccess(exit)
-                    ? // A COMMIT refused as busy leaves the transaction open on the one connection: rolled back here.
-                      Effect.as(
-                        Effect.tapError(exec("COMMIT"), () => Effect.ignore(exec("ROLLBACK"))),
-                        exit.value,
-                      )
-                    : // A failed ROLLBACK leaves the outcome unknown: its error replaces the verb's.
-                      Effect.zipRight(exec("ROLLBACK"), exit),
-                ),
-                Effect.ensuring(free),
-              )
+              const begun = exec(BEGIN[mode])
+              if (Exit.isFailure(begun)) {
+                lock.release()
+                return Exit.failCause(begun.cause)
+              }
+              return Effect.flatMap(Driver.withConnection(connection, restore, effect), (exit) => {
+                try {
+                  return finish(exit)
+                } finally {
+                  lock.release()
+                }
+              })
             }),
           ),
         ),
@@ -201,3 +213,5 @@ export const make = (options: Options) =>
 const BEGIN = { write: "BEGIN IMMEDIATE", read: "BEGIN" } as const
 
 const CACHE = 500
+
+const NO_ROWS: ReadonlyArray<Driver.Row> = []
