@@ -12,7 +12,7 @@ import { insertRows, pick, type Raw } from "../Raw.js"
 /** `lookup` for one key: the open case holding it. */
 const LOOKUP = `SELECT case_id, namespace, value FROM case_correlation WHERE tenant = $1 AND open AND (namespace = $2 AND value = $3)`
 const INSERT_CASE = `INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at) VALUES ($1, $2, $3, 'open', 'null', 0, $4)`
-const INSERT_KEYS = `INSERT INTO case_correlation ("tenant","case_id","namespace","value") VALUES ($1,$2,$3,$4)`
+const INSERT_KEYS = `INSERT INTO case_correlation (tenant, case_id, namespace, value) VALUES ($1, $2, $3, $4)`
 /**
  * pg: lookup, case and key in one statement (`CaseStoreSql`'s `openAtOnce` for one key). The
  * open-key index settles the race; the key's FK check runs at the statement's end.

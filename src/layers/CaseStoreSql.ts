@@ -4,6 +4,7 @@
  * and by the write lock on sqlite; closing and attaching lock the case row (`Dialect.write`).
  */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Either, Layer, Option, Schema } from "effect"
 import { Case, CaseCensus, CaseStatus, Correlation } from "../domain/Case.js"
@@ -14,7 +15,14 @@ import { CaseId, CaseVersion, generateCaseId, RunId } from "../domain/Ids.js"
 import * as Json from "../domain/Json.js"
 import { Tenant } from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
-import { Backend, CaseConflict, ImportRefused, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
+import {
+  Backend,
+  CaseConflict,
+  type Corrupt,
+  ImportRefused,
+  NotFound,
+  ObligationsOutstanding,
+} from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { Count, DigestBytes, decodeRows, digestParam, Int8, JsonText } from "./internal/Columns.js"
 import * as Dialect from "./internal/Dialect.js"
@@ -27,7 +35,7 @@ export const make = Effect.gen(function* () {
   // internal: statements shared by several verbs
 
   /** The open holders of `n` keys: one statement text per key count, compiled once. */
-  const holdersOf = memo((n: number) =>
+  const holdersOf = Dialect.perCount((n: number) =>
     dialect.query(HolderRow, "case_correlation", { named: true })(
       ...Dialect.parts([
         "SELECT case_id, namespace, value FROM case_correlation WHERE tenant = ",
@@ -61,7 +69,7 @@ export const make = Effect.gen(function* () {
    * case row included, so no case is left without its keys). The keys' foreign-key check runs
    * at the statement's end, when the case row it names is there.
    */
-  const openAtOnce = memo((n: number) =>
+  const openAtOnce = Dialect.perCount((n: number) =>
     dialect.query(OpenedRow, "cases", { named: true })(
       ...Dialect.parts([
         "WITH held AS (SELECT case_id FROM case_correlation WHERE tenant = ",
@@ -79,7 +87,7 @@ export const make = Effect.gen(function* () {
         " AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM held) RETURNING case_id), keyed AS (INSERT INTO case_correlation (tenant, case_id, namespace, value) SELECT ",
         0,
         ", opened.case_id, k.namespace, k.value FROM opened, (VALUES ",
-        ...Array.from({ length: n }, (_, i) => [i === 0 ? "(" : ", (", 1 + 2 * i, ", ", 2 + 2 * i, ")"]).flat(),
+        ...Dialect.tuples(n, (i) => [1 + 2 * i, 2 + 2 * i]),
         ") AS k (namespace, value) RETURNING case_id) SELECT (SELECT case_id FROM held) AS held, (SELECT case_id FROM keyed LIMIT 1) AS opened",
       ]),
     ),
@@ -92,27 +100,70 @@ export const make = Effect.gen(function* () {
    */
   const openCase = (tenant: string, kind: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>, at: number) => {
     const id = generateCaseId()
-    const opened = Option.some(Correlation.Opened({ case: id }))
+    const opened: Option.Option<Correlation> = Option.some(Correlation.Opened({ case: id }))
     if (dialect.writableCte && keys.length > 0) {
       return openAtOnce(keys.length)(tenant, ...keys.flatMap((k) => [k.namespace, k.value]), id, kind, at).pipe(
         Effect.map(([row]) => (row?.opened === id ? opened : Option.none<Correlation>())),
         Sql.catchSql(Sql.isUniqueViolation, () => Effect.succeed(Option.none<Correlation>())),
       )
     }
+    const written = Effect.as(insertCase(tenant, id, kind, at), opened)
     return dialect.write(
-      Effect.gen(function* () {
-        const held = yield* lookup(tenant, keys)
-        if (Option.isSome(held)) return Option.some(Correlation.Attached({ case: held.value }))
-        yield* insertCase(tenant, id, kind, at)
-        if (keys.length > 0) {
-          yield* sql`INSERT INTO case_correlation ${sql.insert(
-            keys.map((k) => ({ tenant, case_id: id, namespace: k.namespace, value: k.value })),
-          )}`
-        }
-        return opened
-      }),
+      Effect.flatMap(
+        lookup(tenant, keys),
+        (held): Effect.Effect<Option.Option<Correlation>, SqlError> =>
+          Option.isSome(held)
+            ? Effect.succeed(Option.some(Correlation.Attached({ case: held.value })))
+            : keys.length === 0
+              ? written
+              : Effect.zipRight(
+                  written,
+                  Effect.as(
+                    insertKeys(keys.length)(...keys.flatMap((k) => [tenant, id, k.namespace, k.value])),
+                    opened,
+                  ),
+                ),
+      ),
     )
   }
+
+  /** `n` keys of one case in one statement: tenant, case, namespace, value for each. */
+  const insertKeys = Dialect.perCount((n: number) =>
+    dialect.command({ named: true })(
+      ...Dialect.parts([
+        "INSERT INTO case_correlation (tenant, case_id, namespace, value) VALUES ",
+        ...Dialect.tuples(n, (i) => [4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3]),
+      ]),
+    ),
+  )
+
+  /**
+   * The held key's case, else a new one: looked up before any write transaction (attaching
+   * writes nothing, and the holder a transaction would read is the one this plain read sees: pg
+   * read committed locks no row for a read; sqlite reads the last commit either way), and opened
+   * on a miss. Two lost opens and a third miss mean someone is opening and closing this key as
+   * fast as we can look.
+   */
+  const attachOrOpen = (
+    tenant: string,
+    kind: string,
+    keys: ReadonlyArray<CorrelationKey.CorrelationKey>,
+    at: number,
+    attempt: number,
+  ): Effect.Effect<Correlation, SqlError | Corrupt | Backend> =>
+    Effect.flatMap(lookup(tenant, keys), (held) => {
+      if (Option.isSome(held)) return Effect.succeed(Correlation.Attached({ case: held.value }))
+      if (attempt === 2) {
+        return Effect.fail(
+          new Backend({
+            detail: `could not open or attach a case for ${keys.join(", ")}: the key is being opened and closed concurrently`,
+          }),
+        )
+      }
+      return Effect.flatMap(openCase(tenant, kind, keys, at), (result) =>
+        Option.isSome(result) ? Effect.succeed(result.value) : attachOrOpen(tenant, kind, keys, at, attempt + 1),
+      )
+    })
 
   const putVersion = dialect.command({ named: true })`
     UPDATE cases SET state = ${0}, version = ${1}
@@ -226,26 +277,9 @@ export const make = Effect.gen(function* () {
 
     correlateOrOpen: Sql.verb(
       (tenant, kind: string, offered: ReadonlyArray<CorrelationKey.CorrelationKey>, at: Time.Timestamp) =>
-        Effect.gen(function* () {
-          // A key offered twice is one key; inserted twice it would trip the primary key and
-          // look like a lost race.
-          const keys = CorrelationKey.dedupe(offered)
-          for (let i = 0; i < 2; i++) {
-            // A held key needs no write transaction: attaching writes nothing, and the holder a
-            // transaction would read is the one this plain read sees (pg read committed locks no
-            // row for a read; sqlite reads the last commit either way).
-            const held = yield* lookup(tenant, keys)
-            if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
-            const result = yield* openCase(tenant, kind, keys, at)
-            if (Option.isSome(result)) return result.value
-          }
-          // Lost twice: someone is opening and closing this key as fast as we can look.
-          const held = yield* lookup(tenant, keys)
-          if (Option.isSome(held)) return Correlation.Attached({ case: held.value })
-          return yield* new Backend({
-            detail: `could not open or attach a case for ${keys.join(", ")}: the key is being opened and closed concurrently`,
-          })
-        }),
+        // A key offered twice is one key; inserted twice it would trip the primary key and look
+        // like a lost race.
+        attachOrOpen(tenant, kind, CorrelationKey.dedupe(offered), at, 0),
     ),
 
     case: (id) => Effect.map(readCases(sql`case_id = ${id}`, "case_id", 1), (found) => Option.fromNullable(found[0])),
@@ -499,18 +533,6 @@ const keyMatch = (n: number): ReadonlyArray<string | number> => {
   return n === 1 ? (each[0] ?? []) : ["(", ...each.flatMap((e, i) => (i === 0 ? e : [" OR ", ...e])), ")"]
 }
 
-/** `f` computed once per argument: the statements built per key count. */
-const memo = <A>(f: (n: number) => A) => {
-  const built = new Map<number, A>()
-  return (n: number): A => {
-    let a = built.get(n)
-    if (a === undefined) {
-      a = f(n)
-      built.set(n, a)
-    }
-    return a
-  }
-}
 const RunRow = Schema.Struct({ case_id: CaseId, run_id: RunId })
 const NextRow = Schema.Struct({ runs_next: Int8 })
 const SeqRow = Schema.Struct({ seq: Int8 })
