@@ -1,7 +1,8 @@
 /**
  * QuotaStore's admission: `reserve` a slot under a limit, then `release` it. The raw mirror is
  * `QuotaStoreSql`'s locked count-and-insert transaction (pg's advisory lock included; sqlite
- * sends no lock statement, its write lock is the transaction) and the single delete.
+ * sends no lock statement, its write lock is the transaction) and the single delete, every
+ * statement named on pg as the store sends them.
  */
 import { Effect, Option } from "effect"
 import { QuotaStore } from "../../src/services/QuotaStore.js"
@@ -29,12 +30,12 @@ export const reserveRelease: Op = {
     raw: async (raw, i) => {
       await raw.tx(async (q) => {
         if (raw.dialect === "pg") await q(LOCK, [cell.tenant], true)
-        const [row] = await q(pick(raw, COUNT), [runId(i), cell.tenant])
+        const [row] = await q(pick(raw, COUNT), [runId(i), cell.tenant], true)
         if (Number(row?.mine ?? 0) > 0) return
         if (Number(row?.n ?? 0) >= LIMIT) throw new Error("raw reserve: too many runs")
-        await q(pick(raw, ADMIT), [cell.tenant, runId(i), NOW])
+        await q(pick(raw, ADMIT), [cell.tenant, runId(i), NOW], true)
       })
-      await raw.query(pick(raw, RELEASE), [cell.tenant, runId(i)])
+      await raw.query(pick(raw, RELEASE), [cell.tenant, runId(i)], true)
     },
   }),
 }

@@ -2,128 +2,116 @@
  * QuotaStore over `SqlClient`: one implementation for PostgreSQL and SQLite. Admission is the one
  * race, settled per dialect inside `Dialect.write`; every other statement is one text for both.
  */
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schema } from "effect"
+import type { RunId } from "../domain/Ids.js"
 import * as Quota from "../domain/Quota.js"
-import { Tenant } from "../domain/Tenant.js"
+import type { Timestamp } from "../domain/Time.js"
 import { TooManyRuns } from "../errors/QuotaError.js"
 import { Backend } from "../errors/StoreError.js"
 import { QuotaStore } from "../services/QuotaStore.js"
-import { Count, decodeRows } from "./internal/Columns.js"
+import { Count } from "./internal/Columns.js"
+import * as Dialect from "./internal/Dialect.js"
 import * as Sql from "./internal/Sql.js"
 
 export const make = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
-  const least = sql.literal(dialect.least)
-  // Written as a literal: better-sqlite3 may bind a large number as a REAL.
-  const maxSafe = sql.literal(String(Number.MAX_SAFE_INTEGER))
 
-  /**
-   * Serialises admissions of one tenant until the transaction ends. Two admissions insert two
-   * different rows, so no row lock would make them wait for each other (`Dialect.admissionLock`).
-   */
-  const admissionLock = dialect.admissionLock
+  const counted = dialect.query(AdmissionRow, "quota_running", { named: true })`
+    SELECT COUNT(*) AS n, COUNT(CASE WHEN run_id = ${0} THEN 1 END) AS mine
+      FROM quota_running WHERE tenant = ${1}`
+
+  // First admission stands: a repeat keeps the original `admitted_at`.
+  const admit = dialect.command({ named: true })`
+    INSERT INTO quota_running (tenant, run_id, admitted_at) VALUES (${0}, ${1}, ${2})
+    ON CONFLICT (tenant, run_id) DO NOTHING`
+
+  // Membership, not a tally: freeing a slot twice frees nothing the second time.
+  const free = dialect.command({ named: true })`DELETE FROM quota_running WHERE tenant = ${0} AND run_id = ${1}`
+
+  // Lifting an unset halt is a no-op success, so it deletes without checking the count.
+  const lift = dialect.command({ named: true })`DELETE FROM quota_halted WHERE tenant = ${0}`
+
+  const halt = dialect.command({ named: true })`
+    INSERT INTO quota_halted (tenant, reason) VALUES (${0}, ${1})
+    ON CONFLICT (tenant) DO UPDATE SET reason = EXCLUDED.reason
+    RETURNING tenant`
+
+  const reasonOf = dialect.query(ReasonRow, "quota_halted", { named: true })`
+    SELECT reason FROM quota_halted WHERE tenant = ${0}`
+
+  // One upsert, so concurrent accruals serialise on the row and each adds to the last;
+  // saturating in SQL, since two safe amounts may sum past MAX_SAFE_INTEGER.
+  const add = dialect.command({ named: true })`
+    INSERT INTO quota_spent (tenant, period, tokens, minor_units)
+    VALUES (${0}, ${1}, ${2}, ${3})
+    ON CONFLICT (tenant, period) DO UPDATE
+       SET tokens = ${dialect.least}(quota_spent.tokens + EXCLUDED.tokens, ${Dialect.MAX_SAFE}),
+           minor_units = ${dialect.least}(quota_spent.minor_units + EXCLUDED.minor_units, ${Dialect.MAX_SAFE})
+    RETURNING period`
+
+  const spentIn = dialect.query(SpentRow, "quota_spent", { named: true })`
+    SELECT tokens, minor_units FROM quota_spent WHERE tenant = ${0} AND period = ${1}`
+
+  const runningOf = dialect.query(CountRow, "quota_running", { named: true })`
+    SELECT COUNT(*) AS n FROM quota_running WHERE tenant = ${0}`
 
   return QuotaStore.of({
-    reserve: (run, limit, at) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        yield* dialect.write(
-          Effect.gen(function* () {
-            yield* admissionLock(tenant)
-            if (Option.isSome(limit)) {
-              // Counted under the lock, so no other admission of this tenant moves the count
-              // between this read and the insert below.
-              const [row] = yield* sql`
-                SELECT COUNT(*) AS n, COUNT(CASE WHEN run_id = ${run} THEN 1 END) AS mine
-                  FROM quota_running WHERE tenant = ${tenant}`.pipe(
-                Effect.flatMap(decodeRows(AdmissionRow, "quota_running")),
-              )
-              const running = row?.n ?? 0
-              // A run already in keeps its slot (idempotent): it takes no second one.
-              if ((row?.mine ?? 0) > 0) return
-              if (running >= limit.value) return yield* new TooManyRuns({ tenant, running })
-            }
-            // First admission stands: a repeat keeps the original `admitted_at`.
-            yield* sql`
-              INSERT INTO quota_running (tenant, run_id, admitted_at) VALUES (${tenant}, ${run}, ${at})
-              ON CONFLICT (tenant, run_id) DO NOTHING`
-          }),
-        )
-      }).pipe(Sql.orBackend),
+    reserve: Sql.verb((tenant, run: RunId, limit: Option.Option<number>, at: Timestamp) =>
+      dialect.write(
+        // Serialises admissions of one tenant until the transaction ends: two admissions insert
+        // two different rows, so no row lock would make them wait for each other.
+        Effect.zipRight(
+          dialect.admissionLock(tenant),
+          Option.isNone(limit)
+            ? Effect.asVoid(admit(tenant, run, at))
+            : // Counted under the lock, so no other admission of this tenant moves the count
+              // between this read and the insert.
+              Effect.flatMap(counted(run, tenant), ([row]): Effect.Effect<void, SqlError | TooManyRuns> => {
+                const running = row?.n ?? 0
+                // A run already in keeps its slot (idempotent): it takes no second one.
+                if ((row?.mine ?? 0) > 0) return Effect.void
+                if (running >= limit.value) return Effect.fail(new TooManyRuns({ tenant, running }))
+                return Effect.asVoid(admit(tenant, run, at))
+              }),
+        ),
+      ),
+    ),
 
-    release: (run) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // Membership, not a tally: freeing a slot twice frees nothing the second time.
-        yield* sql`DELETE FROM quota_running WHERE tenant = ${tenant} AND run_id = ${run}`
-      }).pipe(Sql.orBackend),
+    release: Sql.verb((tenant, run: RunId) => Effect.asVoid(free(tenant, run))),
 
-    setHalt: (reason) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        if (Option.isNone(reason)) {
-          // Lifting an unset halt is a no-op success, so it deletes without checking the count.
-          yield* sql`DELETE FROM quota_halted WHERE tenant = ${tenant}`
-          return
-        }
-        const written = yield* sql`
-          INSERT INTO quota_halted (tenant, reason) VALUES (${tenant}, ${reason.value})
-          ON CONFLICT (tenant) DO UPDATE SET reason = EXCLUDED.reason
-          RETURNING tenant`
-        if (written.length === 0) return yield* new Backend({ detail: `halt for ${tenant} was not written` })
-      }).pipe(Sql.orBackend),
+    setHalt: Sql.verb((tenant, reason: Option.Option<string>) =>
+      Option.isNone(reason)
+        ? Effect.asVoid(lift(tenant))
+        : Effect.flatMap(halt(tenant, reason.value), (written) =>
+            written === 0 ? Effect.fail(new Backend({ detail: `halt for ${tenant} was not written` })) : Effect.void,
+          ),
+    ),
 
-    halted: () =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const rows = yield* sql`SELECT reason FROM quota_halted WHERE tenant = ${tenant}`.pipe(
-          Effect.flatMap(decodeRows(ReasonRow, "quota_halted")),
-        )
-        return Option.map(Option.fromNullable(rows[0]), (r) => r.reason)
-      }).pipe(
+    halted: Sql.verb((tenant) =>
+      reasonOf(tenant).pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => r.reason)),
         // A reason is any text: a decode failure here is impossible, and the contract has no Corrupt.
         Effect.catchTag("Corrupt", (e) => Effect.fail(new Backend({ detail: e.detail }))),
-        Sql.orBackend,
       ),
+    ),
 
-    accrue: (period, spend) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // One upsert, so concurrent accruals serialise on the row and each adds to the last;
-        // saturating in SQL, since two safe amounts may sum past MAX_SAFE_INTEGER.
-        const written = yield* sql`
-          INSERT INTO quota_spent (tenant, period, tokens, minor_units)
-          VALUES (${tenant}, ${period}, ${spend.tokens}, ${spend.minorUnits})
-          ON CONFLICT (tenant, period) DO UPDATE
-             SET tokens = ${least}(quota_spent.tokens + EXCLUDED.tokens, ${maxSafe}),
-                 minor_units = ${least}(quota_spent.minor_units + EXCLUDED.minor_units, ${maxSafe})
-          RETURNING period`
-        if (written.length === 0)
-          return yield* new Backend({ detail: `accrual for ${tenant}/${period} was not written` })
-      }).pipe(Sql.orBackend),
+    accrue: Sql.verb((tenant, period: string, spend: Quota.Spend) =>
+      Effect.flatMap(add(tenant, period, spend.tokens, spend.minorUnits), (written) =>
+        written === 0
+          ? Effect.fail(new Backend({ detail: `accrual for ${tenant}/${period} was not written` }))
+          : Effect.void,
+      ),
+    ),
 
-    spent: (period) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const rows = yield* sql`
-          SELECT tokens, minor_units FROM quota_spent WHERE tenant = ${tenant} AND period = ${period}`.pipe(
-          Effect.flatMap(decodeRows(SpentRow, "quota_spent")),
-        )
-        const row = rows[0]
-        if (row === undefined) return Quota.ZERO
-        return new Quota.Spend({ tokens: row.tokens, minorUnits: row.minor_units })
-      }).pipe(Sql.orBackend),
+    spent: Sql.verb((tenant, period: string) =>
+      Effect.map(spentIn(tenant, period), ([row]) =>
+        row === undefined ? Quota.ZERO : new Quota.Spend({ tokens: row.tokens, minorUnits: row.minor_units }),
+      ),
+    ),
 
-    running: () =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const [row] = yield* sql`SELECT COUNT(*) AS n FROM quota_running WHERE tenant = ${tenant}`.pipe(
-          Effect.flatMap(decodeRows(CountRow, "quota_running")),
-        )
-        return row?.n ?? 0
-      }).pipe(Sql.orBackend),
+    running: Sql.verb((tenant) => Effect.map(runningOf(tenant), ([row]) => row?.n ?? 0)),
   })
 })
 
