@@ -2,7 +2,7 @@
 import type { Op } from "../Op.js"
 import { reserveRecord } from "./BatchOps.js"
 import { correlateExisting, correlateNew, putState } from "./CaseOps.js"
-import { bufferAndMatch, claimForOp } from "./EventOps.js"
+import { accept, claimForOp } from "./EventOps.js"
 import { appendPair } from "./JournalOps.js"
 import { reserveRelease } from "./QuotaOps.js"
 import { taskClaim } from "./TaskOps.js"
@@ -12,7 +12,7 @@ export const ALL: ReadonlyArray<Op> = [
   correlateNew,
   correlateExisting,
   putState,
-  bufferAndMatch,
+  accept,
   claimForOp,
   claimDue1,
   claimDue100,

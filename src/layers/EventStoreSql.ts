@@ -4,6 +4,7 @@
  * SQLite with the write lock `BEGIN IMMEDIATE` takes. Only `claimFor`'s pick differs in text.
  */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Layer, Option, Schema } from "effect"
 import * as CorrelationKey from "../domain/CorrelationKey.js"
 import { EffectKey } from "../domain/EffectKey.js"
@@ -22,10 +23,14 @@ import * as Json from "../domain/Json.js"
 import { Phase } from "../domain/Phase.js"
 import { Tenant } from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
-import { Backend } from "../errors/StoreError.js"
+import { Backend, type Corrupt } from "../errors/StoreError.js"
 import { Acceptance, EventStore } from "../services/EventStore.js"
 import { decodeRows, Int8, JsonText } from "./internal/Columns.js"
+import * as Dialect from "./internal/Dialect.js"
 import * as Sql from "./internal/Sql.js"
+
+/** The columns of a wait's row, in `SubscriptionRow`'s order. */
+const WAIT_COLUMNS = "run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event"
 
 /** How often `matchWaiter` may find its picked wait elected or unsubscribed under it before it reports the churn. */
 const ELECT_ATTEMPTS = 8
@@ -48,7 +53,7 @@ export const make = Effect.gen(function* () {
       )
       for (const row of rows) {
         const keys = byEvent.get(row.event_id) ?? []
-        keys.push(CorrelationKey.make(row.namespace, row.value))
+        keys.push(keyOf(row))
         byEvent.set(row.event_id, keys)
       }
       // Sorted here, by code point, so the order never depends on a database collation.
@@ -65,10 +70,10 @@ export const make = Effect.gen(function* () {
     Effect.map(
       keysOfOne(tenant, row.event_id),
       (rows) =>
-        new BufferedEvent({
-          event: toEvent(row, rows.map((k) => CorrelationKey.make(k.namespace, k.value)).sort(CorrelationKey.order)),
-          receivedAt: row.received_at,
-        }),
+        new BufferedEvent(
+          { event: toEvent(row, rows.map(keyOf).sort(CorrelationKey.order)), receivedAt: row.received_at },
+          true,
+        ),
     )
 
   /**
@@ -91,29 +96,51 @@ export const make = Effect.gen(function* () {
        AND (claimed_by IS NULL OR claimed_by = ${8}) AND NOT dead
     RETURNING event_id, source, bare_id, kind, payload, received_at`
 
+  const insertEventRow = dialect.command({ named: true })`
+    INSERT INTO inbound_events (tenant, event_id, source, bare_id, kind, payload, received_at, claimed_by, claimed_at)
+    VALUES (${0}, ${1}, ${2}, ${3}, ${4}, ${5}, ${6}, ${7}, ${8})
+    ON CONFLICT (tenant, event_id) DO NOTHING
+    RETURNING event_id`
+
+  /** `n` keys of one event in one statement: tenant, event, namespace, value for each. */
+  const insertKeys = Dialect.perCount((n: number) =>
+    dialect.command({ named: true })(
+      ...Dialect.parts([
+        "INSERT INTO inbound_correlation (tenant, event_id, namespace, value) VALUES ",
+        ...Dialect.tuples(n, (i) => [4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3]),
+      ]),
+    ),
+  )
+
   /** Writes a new event and its keys; `claimedBy` set means claimed from the start. `false` when the key was known. */
-  const insertEvent = (tenant: string, event: InboundEvent, at: Time.Timestamp, claimedBy: Option.Option<RunId>) =>
-    Effect.gen(function* () {
-      const id = dedupKey(event)
-      const payload = yield* encodeJson(event.payload)
-      const claimedAt = Option.isSome(claimedBy) ? at : null
-      const inserted = yield* sql`
-        INSERT INTO inbound_events (tenant, event_id, source, bare_id, kind, payload, received_at, claimed_by, claimed_at)
-        VALUES (${tenant}, ${id}, ${event.source}, ${event.id}, ${event.kind}, ${payload}, ${at},
-                ${Option.getOrNull(claimedBy)}, ${claimedAt})
-        ON CONFLICT (tenant, event_id) DO NOTHING
-        RETURNING event_id`
-      // A known key changes nothing, its keys included: the first copy is the message of record.
-      if (inserted.length === 0) return false
-      // A key offered twice is one key; inserted twice it would trip the primary key.
-      const keys = CorrelationKey.dedupe(event.correlation)
-      if (keys.length > 0) {
-        yield* sql`INSERT INTO inbound_correlation ${sql.insert(
-          keys.map((k) => ({ tenant, event_id: id, namespace: k.namespace, value: k.value })),
-        )}`
-      }
-      return true
-    })
+  const insertEvent = (tenant: string, event: InboundEvent, at: Time.Timestamp, claimedBy: Option.Option<RunId>) => {
+    const id = dedupKey(event)
+    const claimedAt = Option.isSome(claimedBy) ? at : null
+    // A key offered twice is one key; inserted twice it would trip the primary key.
+    const keys = CorrelationKey.dedupe(event.correlation)
+    return Effect.flatMap(encodeJson(event.payload), (payload) =>
+      Effect.flatMap(
+        insertEventRow(
+          tenant,
+          id,
+          event.source,
+          event.id,
+          event.kind,
+          payload,
+          at,
+          Option.getOrNull(claimedBy),
+          claimedAt,
+        ),
+        (inserted) =>
+          // A known key changes nothing, its keys included: the first copy is the message of record.
+          inserted === 0
+            ? Effect.succeed(false)
+            : keys.length === 0
+              ? Effect.succeed(true)
+              : Effect.as(insertKeys(keys.length)(...keys.flatMap((k) => [tenant, id, k.namespace, k.value])), true),
+      ),
+    )
+  }
 
   /** Assembles waits from their rows, one per (run, effect), in the order each wait first appears in `rows`. */
   const assembleWaits = (rows: ReadonlyArray<typeof SubscriptionRow.Type>) => {
@@ -131,30 +158,41 @@ export const make = Effect.gen(function* () {
   }
 
   /** Every row of one wait, locked on pg in primary-key order so two lockers never deadlock. */
-  const lockWait = (tenant: string, run: RunId, effect: EffectKey) =>
-    sql`
-      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event
-        FROM subscriptions
-       WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}
-       ORDER BY namespace, value
-       ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
+  const lockWait = dialect.query(SubscriptionRow, "subscriptions", { named: true })`
+    SELECT ${WAIT_COLUMNS} FROM subscriptions
+     WHERE tenant = ${0} AND run_id = ${1} AND effect_key = ${2}
+     ORDER BY namespace, value ${dialect.forUpdate}`
 
   /** Every row of one wait, unlocked. */
-  const waitRows = (tenant: string, run: RunId, effect: EffectKey) =>
-    sql`
-      SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event
-        FROM subscriptions
-       WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}
-       ORDER BY namespace, value`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
+  const waitRows = dialect.query(SubscriptionRow, "subscriptions", { named: true })`
+    SELECT ${WAIT_COLUMNS} FROM subscriptions
+     WHERE tenant = ${0} AND run_id = ${1} AND effect_key = ${2}
+     ORDER BY namespace, value`
+
+  const eventRow = dialect.query(EventRow, "inbound_events", { named: true })`
+    SELECT event_id, source, bare_id, kind, payload, received_at FROM inbound_events
+     WHERE tenant = ${0} AND event_id = ${1}`
 
   /** The stored event under dedup key `id`, with its stored keys; none when it was never accepted. */
   const storedEvent = (tenant: string, id: string) =>
-    Effect.gen(function* () {
-      const [row] = yield* sql`
-        SELECT event_id, source, bare_id, kind, payload, received_at FROM inbound_events
-         WHERE tenant = ${tenant} AND event_id = ${id}`.pipe(Effect.flatMap(decodeRows(EventRow, "inbound_events")))
-      return row === undefined ? Option.none<BufferedEvent>() : Option.some(yield* toBuffered(tenant, row))
-    })
+    Effect.flatMap(eventRow(tenant, id), ([row]) =>
+      row === undefined
+        ? Effect.succeed(Option.none<BufferedEvent>())
+        : Effect.map(toBuffered(tenant, row), Option.some),
+    )
+
+  /** The earliest-registered wait on one key that no event has elected. Parameters: tenant, kind, namespace, value. */
+  const pickWait = dialect.query(WaitIdRow, "subscriptions", { named: true })`
+    SELECT s.run_id, s.effect_key
+      FROM subscriptions s
+     WHERE s.tenant = ${0} AND s.event_kind = ${1}
+       AND s.namespace = ${2} AND s.value = ${3}
+       AND NOT EXISTS (
+         SELECT 1 FROM subscriptions x
+          WHERE x.tenant = s.tenant AND x.run_id = s.run_id AND x.effect_key = s.effect_key
+            AND x.elected_event IS NOT NULL)
+     ORDER BY s.created_at, s.run_id, s.effect_key
+     LIMIT 1`
 
   /**
    * Inside `Dialect.write`: the earliest-registered unelected wait of the event's kind on its
@@ -163,38 +201,34 @@ export const make = Effect.gen(function* () {
    * elected when any of its rows is marked: a key `subscribe` added after the election carries no
    * mark, and must not let a second event in.
    */
-  const electWait = (tenant: string, event: InboundEvent, id: string) =>
-    Effect.gen(function* () {
-      for (const k of CorrelationKey.dedupe(event.correlation)) {
-        for (let attempt = 0; attempt < ELECT_ATTEMPTS; attempt++) {
-          const [picked] = yield* sql`
-            SELECT s.run_id, s.effect_key
-              FROM subscriptions s
-             WHERE s.tenant = ${tenant} AND s.event_kind = ${event.kind}
-               AND s.namespace = ${k.namespace} AND s.value = ${k.value}
-               AND NOT EXISTS (
-                 SELECT 1 FROM subscriptions x
-                  WHERE x.tenant = s.tenant AND x.run_id = s.run_id AND x.effect_key = s.effect_key
-                    AND x.elected_event IS NOT NULL)
-             ORDER BY s.created_at, s.run_id, s.effect_key
-             LIMIT 1`.pipe(Effect.flatMap(decodeRows(WaitIdRow, "subscriptions")))
-          if (picked === undefined) break
-          const rows = yield* lockWait(tenant, picked.run_id, picked.effect_key)
+  const electWait = (tenant: string, event: InboundEvent, id: string) => {
+    const keys = CorrelationKey.dedupe(event.correlation)
+    const onKey = (
+      i: number,
+      attempt: number,
+    ): Effect.Effect<Option.Option<typeof WaitIdRow.Type>, SqlError | Corrupt | Backend> => {
+      const k = keys[i]
+      if (k === undefined) return Effect.succeed(Option.none())
+      return Effect.flatMap(pickWait(tenant, event.kind, k.namespace, k.value), ([picked]) => {
+        if (picked === undefined) return onKey(i + 1, 0)
+        return Effect.flatMap(lockWait(tenant, picked.run_id, picked.effect_key), (rows) => {
           const stillWaits =
             rows.every((r) => r.elected_event === null) &&
             rows.some((r) => r.event_kind === event.kind && r.namespace === k.namespace && r.value === k.value)
           // Elected by another event, unsubscribed (or re-registered without this key) between the
           // pick and the lock: pick again.
-          if (stillWaits) return Option.some(picked)
+          if (stillWaits) return Effect.succeed(Option.some(picked))
           if (attempt === ELECT_ATTEMPTS - 1) {
-            return yield* new Backend({
-              detail: `the waits on ${k} kept being elected or unsubscribed while ${id} elected one`,
-            })
+            return Effect.fail(
+              new Backend({ detail: `the waits on ${k} kept being elected or unsubscribed while ${id} elected one` }),
+            )
           }
-        }
-      }
-      return Option.none<typeof WaitIdRow.Type>()
-    })
+          return onKey(i, attempt + 1)
+        })
+      })
+    }
+    return onKey(0, 0)
+  }
 
   /**
    * Marks every row of the elected wait with the event's dedup key, with the claim, so it can
@@ -206,13 +240,20 @@ export const make = Effect.gen(function* () {
    * and the engine's `unsubscribe`, once the answer is durable, deletes the rows as before.
    */
   const electWaitFor = (tenant: string, wait: typeof WaitIdRow.Type, id: string) =>
-    sql`
-      UPDATE subscriptions SET elected_event = ${id}
-       WHERE tenant = ${tenant} AND run_id = ${wait.run_id} AND effect_key = ${wait.effect_key}
-      RETURNING run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event`.pipe(
-      Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")),
-      Effect.map((marked) => Option.fromNullable(assembleWaits(marked)[0])),
+    Effect.map(markElected(id, tenant, wait.run_id, wait.effect_key), (marked) =>
+      Option.fromNullable(assembleWaits(marked)[0]),
     )
+
+  const markElected = dialect.query(SubscriptionRow, "subscriptions", { named: true })`
+    UPDATE subscriptions SET elected_event = ${0}
+     WHERE tenant = ${1} AND run_id = ${2} AND effect_key = ${3}
+    RETURNING ${WAIT_COLUMNS}`
+
+  // Buffered, unclaimed and live, checked by the write itself.
+  const claimEvent = dialect.command({ named: true })`
+    UPDATE inbound_events SET claimed_by = ${0}, claimed_at = ${1}
+     WHERE tenant = ${2} AND event_id = ${3} AND claimed_by IS NULL AND NOT dead
+    RETURNING event_id`
 
   /**
    * pg: serialises an acceptance with a wait's `claimFor` on the (kind, key)s they share. Without
@@ -231,40 +272,89 @@ export const make = Effect.gen(function* () {
         .map((k) => `${tenant}\u001f${kind}\u001f${k.namespace}\u001f${k.value}`),
     )
 
-  return EventStore.of({
-    buffer: (event, at) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // Event and keys in one transaction: an event reachable by some of its keys would match by luck.
-        return yield* dialect.write(insertEvent(tenant, event, at, Option.none()))
-      }).pipe(Sql.orBackend),
+  /** One statement per key count: the shared columns first (tenant … created_at), then each key's namespace and value. */
+  const insertWait = Dialect.perCount((n: number) =>
+    dialect.command({ named: true })(
+      ...Dialect.parts([
+        "INSERT INTO subscriptions (tenant, run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at) VALUES ",
+        ...Dialect.tuples(n, (i) => [0, 1, 2, 3, 4, 5, 6, 8 + 2 * i, 9 + 2 * i, 7]),
+        " ON CONFLICT (tenant, run_id, effect_key, namespace, value) DO NOTHING",
+      ]),
+    ),
+  )
 
-    subscribe: (sub, at) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // In key order, so two concurrent subscribes of one wait insert in the same order and
-        // cannot each wait on a row the other inserted.
-        const keys = [...CorrelationKey.dedupe(sub.correlation)].sort(CorrelationKey.order)
-        if (keys.length === 0) return
-        // One statement for every key, so the wait is registered whole or not at all; a repeat
-        // keeps the rows already present with their first `createdAt`.
-        yield* sql`
-          INSERT INTO subscriptions ${sql.insert(
-            keys.map((k) => ({
-              tenant,
-              run_id: sub.run,
-              effect_key: sub.effect,
-              case_id: Option.getOrNull(sub.case),
-              step: sub.step,
-              phase: sub.phase,
-              event_kind: sub.kind,
-              namespace: k.namespace,
-              value: k.value,
-              created_at: at,
-            })),
-          )}
-          ON CONFLICT (tenant, run_id, effect_key, namespace, value) DO NOTHING`
-      }).pipe(Sql.orBackend),
+  // pg: the run's waits of this kind are locked first (as `matchWaiter` locks a wait before the
+  // event), so concurrent deliveries to one run queue here and never deadlock.
+  const lockRunWaits = dialect.query(SubscriptionRow, "subscriptions", { named: true })`
+    SELECT ${WAIT_COLUMNS} FROM subscriptions
+     WHERE tenant = ${0} AND run_id = ${1} AND event_kind = ${2}
+     ORDER BY effect_key, namespace, value ${dialect.forUpdate}`
+
+  const lockClaim = dialect.query(ClaimRow, "inbound_events", { named: true })`
+    SELECT claimed_by FROM inbound_events WHERE tenant = ${0} AND event_id = ${1} ${dialect.forUpdate}`
+
+  const claimOf = dialect.query(ClaimRow, "inbound_events", { named: true })`
+    SELECT claimed_by FROM inbound_events WHERE tenant = ${0} AND event_id = ${1}`
+
+  const dropWait = dialect.command({ named: true })`
+    DELETE FROM subscriptions WHERE tenant = ${0} AND run_id = ${1} AND effect_key = ${2}`
+
+  // The delivery is journaled now, so the buffer's copy of the content goes; identity, claim and
+  // dead-letter fields stay for dedup and accounting. Claims are the run's, not a wait's
+  // (claimFor hands a run's claimed event to its next wait), so "claimed for this wait" is read
+  // as: claimed by the run and takeable by none of the run's other registered waits (their kind,
+  // a shared key). Those may be claimed and not journaled yet; stripping them here lost a second
+  // wait's payload before its delivery was recorded. They go when their own wait unsubscribes.
+  // Decision (issue 15): exact per-wait stripping needs the claiming wait stored on the event (a
+  // `claimed_for` column). Since issue 16 an elected wait stays registered until `unsubscribe`,
+  // so a wait `accept` or `matchWaiter` elected protects its event's payload too.
+  const stripPayloads = dialect.command({ named: true })`
+    UPDATE inbound_events SET payload = 'null'
+     WHERE tenant = ${0} AND claimed_by = ${1}
+       AND NOT EXISTS (
+         SELECT 1 FROM subscriptions s
+           JOIN inbound_correlation c
+             ON c.tenant = s.tenant AND c.namespace = s.namespace AND c.value = s.value
+          WHERE s.tenant = inbound_events.tenant AND s.run_id = ${1}
+            AND s.event_kind = inbound_events.kind AND c.event_id = inbound_events.event_id)`
+
+  const erase = dialect.command({ named: true })`
+    UPDATE inbound_events SET payload = 'null' WHERE tenant = ${0} AND event_id = ${1} RETURNING event_id`
+
+  // Inclusive: with whole-second stamps, `<` would spare this second's events from a zero grace.
+  // Unnamed on pg: how many events are old enough is the skew a generic plan gets wrong.
+  const retire = dialect.command()`
+    UPDATE inbound_events SET dead = TRUE, dead_reason = ${0}
+     WHERE tenant = ${1} AND claimed_by IS NULL AND NOT dead AND received_at <= ${2}
+    RETURNING event_id`
+
+  return EventStore.of({
+    buffer: Sql.verb((tenant, event: InboundEvent, at: Time.Timestamp) =>
+      // Event and keys in one transaction: an event reachable by some of its keys would match by luck.
+      dialect.write(insertEvent(tenant, event, at, Option.none())),
+    ),
+
+    subscribe: Sql.verb((tenant, sub: Subscription, at: Time.Timestamp) => {
+      // In key order, so two concurrent subscribes of one wait insert in the same order and
+      // cannot each wait on a row the other inserted.
+      const keys = [...CorrelationKey.dedupe(sub.correlation)].sort(CorrelationKey.order)
+      if (keys.length === 0) return Effect.void
+      // One statement for every key, so the wait is registered whole or not at all; a repeat
+      // keeps the rows already present with their first `createdAt`.
+      return Effect.asVoid(
+        insertWait(keys.length)(
+          tenant,
+          sub.run,
+          sub.effect,
+          Option.getOrNull(sub.case),
+          sub.step,
+          sub.phase,
+          sub.kind,
+          at,
+          ...keys.flatMap((k) => [k.namespace, k.value]),
+        ),
+      )
+    }),
 
     claimFor: (sub, at) =>
       Effect.gen(function* () {
@@ -294,44 +384,52 @@ export const make = Effect.gen(function* () {
         )
       }).pipe(Sql.orBackend),
 
-    accept: (event, at) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const id = dedupKey(event)
-        // Buffer and match in one transaction. Done as two, a connection lost between them left
-        // the event stored and unclaimed while its waiter still waited, and the producer's retry
-        // was a duplicate that never matched: the wait starved. One transaction either happens
-        // whole, or not at all and the retry starts afresh. The wait is elected and locked before
-        // the event row is written (the order `matchWaiter` and `deliverTo` lock in), so an
-        // acceptance and a targeted delivery of the same event never wait on each other in a cycle.
-        return yield* dialect.write(
-          Effect.gen(function* () {
-            // A known key is the common duplicate: answered without electing (and locking) a wait.
-            const known = yield* storedEvent(tenant, id)
-            if (Option.isSome(known)) return Acceptance.Duplicate({ stored: known.value })
-            yield* lockKeys(tenant, event.kind, event.correlation)
-            const elected = yield* electWait(tenant, event, id)
-            const inserted = yield* insertEvent(
-              tenant,
-              event,
-              at,
-              Option.map(elected, (w) => w.run_id),
-            )
+    accept: Sql.verb((tenant, event: InboundEvent, at: Time.Timestamp) => {
+      const id = dedupKey(event)
+      // Buffer and match in one transaction. Done as two, a connection lost between them left the
+      // event stored and unclaimed while its waiter still waited, and the producer's retry was a
+      // duplicate that never matched: the wait starved. One transaction either happens whole, or
+      // not at all and the retry starts afresh. The wait is elected and locked before the event
+      // row is written (the order `matchWaiter` and `deliverTo` lock in), so an acceptance and a
+      // targeted delivery of the same event never wait on each other in a cycle.
+      const fresh = (elected: Option.Option<typeof WaitIdRow.Type>) =>
+        Effect.flatMap(
+          insertEvent(
+            tenant,
+            event,
+            at,
+            Option.map(elected, (w) => w.run_id),
+          ),
+          (inserted): Effect.Effect<Acceptance, SqlError | Corrupt | Backend> => {
             if (!inserted) {
               // A concurrent acceptance of the same key committed first; the elected wait is untouched.
-              const winner = yield* storedEvent(tenant, id)
-              if (Option.isNone(winner))
-                return yield* new Backend({ detail: `${id} was refused as known but cannot be read` })
-              return Acceptance.Duplicate({ stored: winner.value })
+              return Effect.flatMap(storedEvent(tenant, id), (winner) =>
+                Option.isNone(winner)
+                  ? Effect.fail(new Backend({ detail: `${id} was refused as known but cannot be read` }))
+                  : Effect.succeed(Acceptance.Duplicate({ stored: winner.value })),
+              )
             }
-            if (Option.isNone(elected)) return Acceptance.Buffered()
-            const marked = yield* electWaitFor(tenant, elected.value, id)
-            // The wait's rows are locked (pg) or the write lock held (sqlite): they cannot be gone.
-            if (Option.isNone(marked)) return yield* new Backend({ detail: `the wait elected for ${id} vanished` })
-            return Acceptance.Matched({ subscription: marked.value })
-          }),
+            if (Option.isNone(elected)) return Effect.succeed(Acceptance.Buffered())
+            return Effect.flatMap(electWaitFor(tenant, elected.value, id), (marked) =>
+              // The wait's rows are locked (pg) or the write lock held (sqlite): they cannot be gone.
+              Option.isNone(marked)
+                ? Effect.fail(new Backend({ detail: `the wait elected for ${id} vanished` }))
+                : Effect.succeed(Acceptance.Matched({ subscription: marked.value })),
+            )
+          },
         )
-      }).pipe(Sql.orBackend),
+      return dialect.write(
+        Effect.flatMap(storedEvent(tenant, id), (known) =>
+          // A known key is the common duplicate: answered without electing (and locking) a wait.
+          Option.isSome(known)
+            ? Effect.succeed(Acceptance.Duplicate({ stored: known.value }))
+            : lockKeys(tenant, event.kind, event.correlation).pipe(
+                Effect.zipRight(electWait(tenant, event, id)),
+                Effect.flatMap(fresh),
+              ),
+        ),
+      )
+    }),
 
     accepted: (source, bareId) =>
       Effect.gen(function* () {
@@ -340,134 +438,76 @@ export const make = Effect.gen(function* () {
         return yield* dialect.read(storedEvent(tenant, dedupKeyOf(source, bareId)))
       }).pipe(Sql.orBackend),
 
-    matchWaiter: (event, at) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const id = dedupKey(event)
-        return yield* dialect.write(
-          Effect.gen(function* () {
-            const elected = yield* electWait(tenant, event, id)
-            if (Option.isNone(elected)) return Option.none<Subscription>()
-            // Buffered, unclaimed and live, checked by the write itself; otherwise no key may try.
-            const claimed = yield* sql`
-              UPDATE inbound_events SET claimed_by = ${elected.value.run_id}, claimed_at = ${at}
-               WHERE tenant = ${tenant} AND event_id = ${id} AND claimed_by IS NULL AND NOT dead
-              RETURNING event_id`
-            if (claimed.length === 0) return Option.none<Subscription>()
-            return yield* electWaitFor(tenant, elected.value, id)
-          }),
-        )
-      }).pipe(Sql.orBackend),
+    matchWaiter: Sql.verb((tenant, event: InboundEvent, at: Time.Timestamp) => {
+      const id = dedupKey(event)
+      return dialect.write(
+        Effect.flatMap(electWait(tenant, event, id), (elected) =>
+          Option.isNone(elected)
+            ? Effect.succeed(Option.none<Subscription>())
+            : Effect.flatMap(claimEvent(elected.value.run_id, at, tenant, id), (claimed) =>
+                // Not buffered, claimed or dead: no other key may try either.
+                claimed === 0 ? Effect.succeed(Option.none<Subscription>()) : electWaitFor(tenant, elected.value, id),
+              ),
+        ),
+      )
+    }),
 
-    deliverTo: (run, event, at) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const id = dedupKey(event)
-        return yield* dialect.write(
-          Effect.gen(function* () {
-            // pg: the run's waits of this kind are locked first (as `matchWaiter` locks a wait before
-            // the event), so concurrent deliveries to one run queue here and never deadlock.
-            const rows = yield* sql`
-              SELECT run_id, effect_key, case_id, step, phase, event_kind, namespace, value, created_at, elected_event
-                FROM subscriptions
-               WHERE tenant = ${tenant} AND run_id = ${run} AND event_kind = ${event.kind}
-               ORDER BY effect_key, namespace, value
-               ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(SubscriptionRow, "subscriptions")))
-            // The wait this event elected before (a retry), else the lowest-effect-key wait no other
-            // event elected that holds one of the event's keys; rows are in effect-key order. A wait
-            // is elected as a whole (every row marked), and an election is not shared: a wait
-            // `accept` elected does not take a targeted event too, and the reverse.
-            const holds = (r: typeof SubscriptionRow.Type) =>
-              event.correlation.some((k) => k.namespace === r.namespace && k.value === r.value)
-            const electedBy = (effect: string) =>
-              rows.find((w) => w.effect_key === effect && w.elected_event !== null)?.elected_event ?? null
-            const hit =
-              rows.find((r) => holds(r) && electedBy(r.effect_key) === id) ??
-              rows.find((r) => holds(r) && electedBy(r.effect_key) === null)
-            // The answer carries all of the wait's keys, as `matchWaiter` and `waiting` do, rows of
-            // another kind included (read, not locked: locking them after this kind's rows could
-            // cross a delivery of that kind locking in the other order).
-            const candidate =
-              hit === undefined
-                ? Option.none<Subscription>()
-                : Option.fromNullable(assembleWaits(yield* waitRows(tenant, run, hit.effect_key))[0])
-            const decide = (claimedBy: string | null): TargetedDelivery =>
-              claimedBy === run && Option.isSome(candidate)
-                ? TargetedDelivery.Matched({ subscription: candidate.value })
-                : TargetedDelivery.Duplicate()
-            const [known] = yield* sql`
-              SELECT claimed_by FROM inbound_events WHERE tenant = ${tenant} AND event_id = ${id}
-              ${sql.literal(dialect.forUpdate)}`.pipe(Effect.flatMap(decodeRows(ClaimRow, "inbound_events")))
-            // Accepted before: a retry of this run's delivery is answered again; nothing is written.
-            if (known !== undefined) return decide(known.claimed_by)
-            if (Option.isNone(candidate)) return TargetedDelivery.NotWaiting()
-            const inserted = yield* insertEvent(tenant, event, at, Option.some(run))
-            if (inserted) {
-              // Marked as `accept` marks, so redelivery can recover the run after a crash here too,
-              // and no broadcast event elects this wait as well.
-              yield* electWaitFor(tenant, { run_id: run, effect_key: candidate.value.effect }, id)
-              return TargetedDelivery.Matched({ subscription: candidate.value })
-            }
-            // Lost the insert to a concurrent acceptance of the same key: judge it as accepted.
-            const [winner] = yield* sql`
-              SELECT claimed_by FROM inbound_events WHERE tenant = ${tenant} AND event_id = ${id}`.pipe(
-              Effect.flatMap(decodeRows(ClaimRow, "inbound_events")),
-            )
-            return decide(winner?.claimed_by ?? null)
-          }),
-        )
-      }).pipe(Sql.orBackend),
+    deliverTo: Sql.verb((tenant, run: RunId, event: InboundEvent, at: Time.Timestamp) => {
+      const id = dedupKey(event)
+      return dialect.write(
+        Effect.gen(function* () {
+          // pg: the run's waits of this kind are locked first (as `matchWaiter` locks a wait before
+          // the event), so concurrent deliveries to one run queue here and never deadlock.
+          const rows = yield* lockRunWaits(tenant, run, event.kind)
+          // The wait this event elected before (a retry), else the lowest-effect-key wait no other
+          // event elected that holds one of the event's keys; rows are in effect-key order. A wait
+          // is elected as a whole (every row marked), and an election is not shared: a wait
+          // `accept` elected does not take a targeted event too, and the reverse.
+          const holds = (r: typeof SubscriptionRow.Type) =>
+            event.correlation.some((k) => k.namespace === r.namespace && k.value === r.value)
+          const electedBy = (effect: string) =>
+            rows.find((w) => w.effect_key === effect && w.elected_event !== null)?.elected_event ?? null
+          const hit =
+            rows.find((r) => holds(r) && electedBy(r.effect_key) === id) ??
+            rows.find((r) => holds(r) && electedBy(r.effect_key) === null)
+          // The answer carries all of the wait's keys, as `matchWaiter` and `waiting` do, rows of
+          // another kind included (read, not locked: locking them after this kind's rows could
+          // cross a delivery of that kind locking in the other order).
+          const candidate =
+            hit === undefined
+              ? Option.none<Subscription>()
+              : Option.fromNullable(assembleWaits(yield* waitRows(tenant, run, hit.effect_key))[0])
+          const decide = (claimedBy: string | null): TargetedDelivery =>
+            claimedBy === run && Option.isSome(candidate)
+              ? TargetedDelivery.Matched({ subscription: candidate.value })
+              : TargetedDelivery.Duplicate()
+          const [known] = yield* lockClaim(tenant, id)
+          // Accepted before: a retry of this run's delivery is answered again; nothing is written.
+          if (known !== undefined) return decide(known.claimed_by)
+          if (Option.isNone(candidate)) return TargetedDelivery.NotWaiting()
+          const inserted = yield* insertEvent(tenant, event, at, Option.some(run))
+          if (inserted) {
+            // Marked as `accept` marks, so redelivery can recover the run after a crash here too,
+            // and no broadcast event elects this wait as well.
+            yield* electWaitFor(tenant, { run_id: run, effect_key: candidate.value.effect }, id)
+            return TargetedDelivery.Matched({ subscription: candidate.value })
+          }
+          // Lost the insert to a concurrent acceptance of the same key: judge it as accepted.
+          const [winner] = yield* claimOf(tenant, id)
+          return decide(winner?.claimed_by ?? null)
+        }),
+      )
+    }),
 
-    unsubscribe: (run, effect) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        yield* dialect.write(
-          Effect.gen(function* () {
-            yield* sql`
-              DELETE FROM subscriptions WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}`
-            // The delivery is journaled now, so the buffer's copy of the content goes; identity,
-            // claim and dead-letter fields stay for dedup and accounting. Claims are the run's, not
-            // a wait's (claimFor hands a run's claimed event to its next wait), so "claimed for
-            // this wait" is read as: claimed by the run and takeable by none of the run's other
-            // registered waits (their kind, a shared key). Those may be claimed and not journaled
-            // yet; stripping them here lost a second wait's payload before its delivery was
-            // recorded. They go when their own wait unsubscribes. Decision (issue 15): exact
-            // per-wait stripping needs the claiming wait stored on the event (a `claimed_for`
-            // column). Since issue 16 an elected wait stays registered until this verb, so a wait
-            // `accept` or `matchWaiter` elected protects its event's payload too.
-            yield* sql`
-              UPDATE inbound_events SET payload = 'null'
-               WHERE tenant = ${tenant} AND claimed_by = ${run}
-                 AND NOT EXISTS (
-                   SELECT 1 FROM subscriptions s
-                     JOIN inbound_correlation c
-                       ON c.tenant = s.tenant AND c.namespace = s.namespace AND c.value = s.value
-                    WHERE s.tenant = inbound_events.tenant AND s.run_id = ${run}
-                      AND s.event_kind = inbound_events.kind AND c.event_id = inbound_events.event_id)`
-          }),
-        )
-      }).pipe(Sql.orBackend),
+    unsubscribe: Sql.verb((tenant, run: RunId, effect: EffectKey) =>
+      dialect.write(Effect.zipRight(dropWait(tenant, run, effect), Effect.asVoid(stripPayloads(tenant, run)))),
+    ),
 
-    erasePayload: (source, bareId) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const erased = yield* sql`
-          UPDATE inbound_events SET payload = 'null'
-           WHERE tenant = ${tenant} AND event_id = ${dedupKeyOf(source, bareId)}
-          RETURNING event_id`
-        return erased.length > 0
-      }).pipe(Sql.orBackend),
+    erasePayload: Sql.verb((tenant, source: string, bareId: string) =>
+      Effect.map(erase(tenant, dedupKeyOf(source, bareId)), (erased) => erased > 0),
+    ),
 
-    sweepUnclaimed: (olderThan, reason) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // Inclusive: with whole-second stamps, `<` would spare this second's events from a zero grace.
-        const retired = yield* sql`
-          UPDATE inbound_events SET dead = TRUE, dead_reason = ${reason}
-           WHERE tenant = ${tenant} AND claimed_by IS NULL AND NOT dead AND received_at <= ${olderThan}
-          RETURNING event_id`
-        return retired.length
-      }).pipe(Sql.orBackend),
+    sweepUnclaimed: Sql.verb((tenant, olderThan: Time.Timestamp, reason: string) => retire(reason, tenant, olderThan)),
 
     deadLetters: (limit) =>
       Effect.gen(function* () {
@@ -537,12 +577,18 @@ export const layer: Layer.Layer<EventStore, never, SqlClient.SqlClient> = Layer.
 
 const Instant = Schema.compose(Int8, Time.Timestamp)
 
-const EventKeyRow = Schema.Struct({ event_id: Schema.String, namespace: Schema.String, value: Schema.String })
+// The row schemas check each field against the schema the domain class holds for it, so the
+// records below are built from decoded rows without the classes validating them a second time
+// (that pass cost as much as the rest of the mapping).
+const Namespace = CorrelationKey.CorrelationKey.fields.namespace
+const KeyValue = CorrelationKey.CorrelationKey.fields.value
+
+const EventKeyRow = Schema.Struct({ event_id: Schema.String, namespace: Namespace, value: KeyValue })
 const EventRow = Schema.Struct({
   event_id: Schema.String,
-  source: Schema.String,
-  bare_id: Schema.String,
-  kind: Schema.String,
+  source: InboundEvent.fields.source,
+  bare_id: InboundEvent.fields.id,
+  kind: InboundEvent.fields.kind,
   payload: JsonText,
   received_at: Instant,
 })
@@ -556,15 +602,19 @@ const SubscriptionRow = Schema.Struct({
   case_id: Schema.NullOr(CaseId),
   step: Schema.compose(Int8, StepId),
   phase: Phase,
-  event_kind: Schema.String,
-  namespace: Schema.String,
-  value: Schema.String,
+  event_kind: Subscription.fields.kind,
+  namespace: Namespace,
+  value: KeyValue,
   created_at: Instant,
   elected_event: Schema.NullOr(Schema.String),
 })
 
+/** A key from a decoded row (see above); how many keys a record holds is what its writer was allowed. */
+const keyOf = (row: { readonly namespace: string; readonly value: string }) =>
+  new CorrelationKey.CorrelationKey({ namespace: row.namespace, value: row.value }, true)
+
 const toEvent = (row: typeof EventRow.Type, correlation: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
-  new InboundEvent({ source: row.source, id: row.bare_id, kind: row.kind, correlation, payload: row.payload })
+  new InboundEvent({ source: row.source, id: row.bare_id, kind: row.kind, correlation, payload: row.payload }, true)
 
 /**
  * One wait from its rows. The earliest-registered row describes it (a later `subscribe` of the
@@ -574,23 +624,30 @@ const toSubscription = (
   first: typeof SubscriptionRow.Type,
   group: ReadonlyArray<typeof SubscriptionRow.Type>,
 ): Subscription => {
+  if (group.length === 1) return subscriptionOf(first, [keyOf(first)])
+  const keyed = group.map((row) => ({ row, key: keyOf(row) }))
   // The earliest row describes the wait; a tie on createdAt breaks on the key, so the answer
   // never depends on the order the database returned the rows in.
-  const earlier = (a: typeof first, b: typeof first) =>
-    b.created_at < a.created_at ||
-    (b.created_at === a.created_at &&
-      CorrelationKey.order(CorrelationKey.make(b.namespace, b.value), CorrelationKey.make(a.namespace, a.value)) < 0)
-  const earliest = group.reduce((a, b) => (earlier(a, b) ? b : a), first)
-  return new Subscription({
-    run: earliest.run_id,
-    case: Option.fromNullable(earliest.case_id),
-    effect: earliest.effect_key,
-    step: earliest.step,
-    phase: earliest.phase,
-    kind: earliest.event_kind,
-    correlation: group.map((r) => CorrelationKey.make(r.namespace, r.value)).sort(CorrelationKey.order),
-  })
+  const earlier = (a: (typeof keyed)[number], b: (typeof keyed)[number]) =>
+    b.row.created_at < a.row.created_at ||
+    (b.row.created_at === a.row.created_at && CorrelationKey.order(b.key, a.key) < 0)
+  const earliest = keyed.reduce((a, b) => (earlier(a, b) ? b : a), { row: first, key: keyOf(first) }).row
+  return subscriptionOf(earliest, keyed.map((k) => k.key).sort(CorrelationKey.order))
 }
+
+const subscriptionOf = (row: typeof SubscriptionRow.Type, correlation: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
+  new Subscription(
+    {
+      run: row.run_id,
+      case: Option.fromNullable(row.case_id),
+      effect: row.effect_key,
+      step: row.step,
+      phase: row.phase,
+      kind: row.event_kind,
+      correlation,
+    },
+    true,
+  )
 
 /** JSON text for a payload; a value with no JSON form (NaN, undefined) is a caller's bug, not data to store. */
 const encodeJson = (value: Json.Json) =>
