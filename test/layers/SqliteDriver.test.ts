@@ -42,10 +42,50 @@ describe("SqliteDriver", () => {
         rows.map((r) => r.x),
         [2],
       )
-    }).pipe(
-      Effect.provide(
-        SqliteDriver.layer({ filename: join(inject("scratchDir"), `driver-${randomUUID()}.db`), busyTimeoutMs: 1000 }),
-      ),
-    ),
+    }).pipe(Effect.provide(fresh())),
+  )
+
+  it.live("waiters interrupted while a transaction holds the lock leave it free for the others", () =>
+    Effect.gen(function* () {
+      const driver = yield* Driver.Driver
+      yield* driver.run("CREATE TABLE t (x INTEGER)", [], false)
+      const begun = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const tx = yield* Effect.fork(
+        driver.transaction("write")(
+          Effect.zipRight(
+            Deferred.succeed(begun, undefined),
+            Effect.zipRight(Deferred.await(gate), inTransaction("INSERT INTO t VALUES (1)")),
+          ),
+        ),
+      )
+      yield* Deferred.await(begun)
+      // Three fibers queue for the lock: a statement, a transaction, a statement; two give up.
+      const quitter = yield* Effect.fork(driver.run("INSERT INTO t VALUES (9)", [], false))
+      const waiting = yield* Effect.fork(driver.transaction("write")(inTransaction("INSERT INTO t VALUES (2)")))
+      const quitter2 = yield* Effect.fork(driver.transaction("write")(inTransaction("INSERT INTO t VALUES (8)")))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(quitter)
+      yield* Fiber.interrupt(quitter2)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(tx)
+      yield* Fiber.join(waiting)
+      // And the lock is free afterwards: a statement and a transaction run at once.
+      yield* driver.transaction("write")(inTransaction("INSERT INTO t VALUES (3)"))
+      const rows = yield* driver.run("SELECT x FROM t ORDER BY x", [], false)
+      assert.deepStrictEqual(
+        rows.map((r) => r.x),
+        [1, 2, 3],
+      )
+    }).pipe(Effect.timeout("5 seconds"), Effect.provide(fresh())),
   )
 })
+
+/** A statement on the transaction's own connection, as a store's runs inside one. */
+const inTransaction = (statement: string) =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) =>
+    Option.getOrThrow(held)[0].execute(statement, [], undefined),
+  )
+
+const fresh = () =>
+  SqliteDriver.layer({ filename: join(inject("scratchDir"), `driver-${randomUUID()}.db`), busyTimeoutMs: 1000 })
