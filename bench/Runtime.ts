@@ -77,7 +77,13 @@ export interface WakeRow {
   readonly callers: number
   readonly perSec: number
   readonly seconds: number
-  /** Client-counted, one wake-up of one more due run (its background resume included): transactions and autocommitted statements. */
+  /**
+   * Client-counted, one wake-up of one more due run (its background resume included): transactions
+   * and autocommitted statements. A lone timer's pass, so its claim (one transaction) and its
+   * lease upsert (one statement) are counted in full; a full batch shares both among up to 128
+   * wake-ups, each of which then costs its journal read and its one commit (answer, act, seal and
+   * disarm together).
+   */
   readonly transactions: number
   readonly statements: number
 }
@@ -143,7 +149,7 @@ export const wakeRows = async (
     for (const callers of dialect === "pg" && due <= 10_000 ? [1, 4] : [1]) {
       const row = await timerWakes(db, dialect, due, callers, log)
       log(
-        `runtime ${dialect} timer wake-ups, ${count(due)} due, ${callers} caller(s): ${row.perSec.toFixed(0)}/s (${row.seconds.toFixed(1)} s), one wake-up ${row.transactions} tx + ${row.statements} single`,
+        `runtime ${dialect} timer wake-ups, ${count(due)} due, ${callers} caller(s): ${row.perSec.toFixed(0)}/s (${row.seconds.toFixed(1)} s), one lone wake-up ${row.transactions} tx + ${row.statements} single (claim and leases included)`,
       )
       wakes.push(row)
     }

@@ -362,7 +362,9 @@ const actAndRecord = <A, I, E, R>(
         return fake === undefined
           ? kind.act(args, { attempt, idempotencyKey })
           : (fake(args, { attempt, idempotencyKey }) as Effect.Effect<A, E | EffectKindM.Transient>)
-      }).pipe(Effect.withSpan("agentplane.effect", { attributes: { kind: kind.kind, attempt } })),
+      }).pipe(
+        Effect.withSpan("agentplane.effect", { attributes: { kind: kind.kind, attempt }, captureStackTrace: false }),
+      ),
     )
     yield* crashPoint(exec, "after_act", kind.kind, attempt)
     const failed = (error: Json, disposition: Run.Disposition, permanent: boolean) =>

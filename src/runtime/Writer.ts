@@ -174,19 +174,23 @@ export const make = (options: {
           seq += 1
           hash = Digest.chain(hash, Journal.body({ ...p, run, seq: seq as Journal.Record["seq"] }))
         }
+        // Every field is typed and computed here: the class's validation would only repeat it.
         stage(
-          new Journal.Append({
-            case: at.case,
-            step: at.step,
-            phase: "forward" satisfies Phase,
-            effectKey: Option.none(),
-            kind: {
-              kind: "RunSealed",
-              outcome,
-              chain_head: hash,
-              ...(Option.isSome(reason) ? { reason: reason.value } : {}),
+          new Journal.Append(
+            {
+              case: at.case,
+              step: at.step,
+              phase: "forward" satisfies Phase,
+              effectKey: Option.none(),
+              kind: {
+                kind: "RunSealed",
+                outcome,
+                chain_head: hash,
+                ...(Option.isSome(reason) ? { reason: reason.value } : {}),
+              },
             },
-          }),
+            true,
+          ),
         )
       },
       records: () => head.seq + pending.length,
