@@ -4,7 +4,7 @@
  * primary key, and the loser reads the winner's row back.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Either, Layer, Option, Schema } from "effect"
+import { Effect, Either, Exit, Layer, Option, Schema } from "effect"
 import { BatchCensus, detailOf, fromStored, ItemRecord, OutcomeTag, tagOf } from "../domain/Batch.js"
 import { RunId } from "../domain/Ids.js"
 import * as Quota from "../domain/Quota.js"
@@ -37,13 +37,9 @@ export const make = Effect.gen(function* () {
      WHERE tenant = ${4} AND batch_id = ${5} AND item_key = ${6}
     RETURNING item_key`
 
-  const selectItem = (tenant: string, batch: string, key: string) =>
-    sql`
-      SELECT item_key, run_id, outcome, detail, tokens, minor FROM batch_items
-       WHERE tenant = ${tenant} AND batch_id = ${batch} AND item_key = ${key}`.pipe(
-      Effect.flatMap(decodeRows(ItemRow, "batch_items")),
-      Effect.flatMap((rows) => Effect.forEach(rows, toItem)),
-    )
+  const selectItem = dialect.query(ItemRow, "batch_items", { named: true })`
+    SELECT item_key, run_id, outcome, detail, tokens, minor FROM batch_items
+     WHERE tenant = ${0} AND batch_id = ${1} AND item_key = ${2}`
 
   return BatchStore.of({
     open: (id, planDigest) =>
@@ -97,22 +93,26 @@ export const make = Effect.gen(function* () {
         return rows[0]?.exhausted ?? false
       }).pipe(Sql.orBackend),
 
-    reserve: Sql.verb((tenant, batch: string, key: string, run: RunId) =>
-      Effect.gen(function* () {
-        const fresh = yield* insertItem(tenant, batch, key, run).pipe(
-          // The foreign key is the existence check for the batch, inside the insert itself.
-          Sql.catchSql(Sql.isForeignKeyViolation, () => Effect.fail(new NotFound({ what: batch }))),
-        )
-        const [item] = fresh.length > 0 ? yield* Effect.forEach(fresh, toItem) : yield* selectItem(tenant, batch, key)
-        if (item === undefined) return yield* new Backend({ detail: `item ${batch}/${key} vanished after its insert` })
-        return item
-      }),
-    ),
+    reserve: Sql.verb((tenant, batch: string, key: string, run: RunId) => {
+      const stands = (rows: ReadonlyArray<typeof ItemRow.Type>): Effect.Effect<ItemRecord, Backend | Corrupt> => {
+        const row = rows[0]
+        return row === undefined
+          ? Effect.fail(new Backend({ detail: `item ${batch}/${key} vanished after its insert` }))
+          : toItem(row)
+      }
+      return insertItem(tenant, batch, key, run).pipe(
+        // The foreign key is the existence check for the batch, inside the insert itself.
+        Sql.catchSql(Sql.isForeignKeyViolation, () => Effect.fail(new NotFound({ what: batch }))),
+        Effect.flatMap((fresh) =>
+          fresh.length > 0 ? stands(fresh) : Effect.flatMap(selectItem(tenant, batch, key), stands),
+        ),
+      )
+    }),
 
     record: Sql.verb((tenant, batch: string, key: string, outcome: Parameters<typeof tagOf>[0], spend: Quota.Spend) =>
-      Effect.gen(function* () {
-        // Overwrites, never adds: a resumed item reports its whole spend again.
-        const written = yield* recordItem(
+      // Overwrites, never adds: a resumed item reports its whole spend again.
+      Effect.flatMap(
+        recordItem(
           tagOf(outcome),
           Option.getOrNull(detailOf(outcome)),
           spend.tokens,
@@ -120,9 +120,9 @@ export const make = Effect.gen(function* () {
           tenant,
           batch,
           key,
-        )
-        if (written === 0) return yield* new NotFound({ what: `${batch}/${key}` })
-      }),
+        ),
+        (written) => (written === 0 ? Effect.fail(new NotFound({ what: `${batch}/${key}` })) : Effect.void),
+      ),
     ),
 
     cursor: (batch) =>
@@ -219,17 +219,17 @@ const textOnly = <A, E, R>(effect: Effect.Effect<A, E | Corrupt, R>): Effect.Eff
     (e) => Effect.fail(new Backend({ detail: e.detail })),
   ) as Effect.Effect<A, E | Backend, R>
 
-const toItem = (row: typeof ItemRow.Type): Effect.Effect<ItemRecord, Corrupt> =>
-  Effect.gen(function* () {
-    const outcome =
-      row.outcome === null
-        ? Either.right(Option.none())
-        : Either.map(fromStored(row.outcome, Option.fromNullable(row.detail)), Option.some)
-    if (Either.isLeft(outcome)) return yield* new Corrupt({ detail: `batch_items: ${outcome.left}`, seq: 0 })
-    // Every field was checked by `ItemRow`'s decoder (built once) against the same schemas the
-    // classes hold, and the outcome was built by `fromStored`: validating again on construction
-    // was a tenth of the whole verb's CPU on SQLite.
-    return new ItemRecord(
+const toItem = (row: typeof ItemRow.Type): Exit.Exit<ItemRecord, Corrupt> => {
+  const outcome =
+    row.outcome === null
+      ? Either.right(Option.none())
+      : Either.map(fromStored(row.outcome, Option.fromNullable(row.detail)), Option.some)
+  if (Either.isLeft(outcome)) return Exit.fail(new Corrupt({ detail: `batch_items: ${outcome.left}`, seq: 0 }))
+  // Every field was checked by `ItemRow`'s decoder (built once) against the same schemas the
+  // classes hold, and the outcome was built by `fromStored`: validating again on construction
+  // was a tenth of the whole verb's CPU on SQLite.
+  return Exit.succeed(
+    new ItemRecord(
       {
         key: row.item_key,
         run: row.run_id,
@@ -237,5 +237,6 @@ const toItem = (row: typeof ItemRow.Type): Effect.Effect<ItemRecord, Corrupt> =>
         spend: new Quota.Spend({ tokens: row.tokens, minorUnits: row.minor }, true),
       },
       true,
-    )
-  })
+    ),
+  )
+}
