@@ -227,7 +227,14 @@ export const make = Effect.gen(function* () {
     }
 
   /** Append's checks and writes, inside a transaction the caller opened: `append` alone, or `seal` with its last batch. */
-  const appendWithin = (tenant: string, run: RunId, epoch: number, batch: ReadonlyArray<Journal.Append>) =>
+  /** `indexOutcomes: false` leaves a `RunSealed` record's `run_outcome` row to the caller (pg's seal writes it in its own statement). */
+  const appendWithin = (
+    tenant: string,
+    run: RunId,
+    epoch: number,
+    batch: ReadonlyArray<Journal.Append>,
+    indexOutcomes = true,
+  ) =>
     Effect.gen(function* () {
       const [state] = yield* stateOf(tenant, run)
       if (state === undefined) return yield* notWritten(`state of ${run}`)
@@ -283,7 +290,7 @@ export const make = Effect.gen(function* () {
         if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
           yield* admit(tenant, run, entry.kind.idempotency_key)
         }
-        if (entry.kind.kind === "RunSealed") {
+        if (indexOutcomes && entry.kind.kind === "RunSealed") {
           // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
           const concluded = yield* sql`
           INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
@@ -538,7 +545,7 @@ export const make = Effect.gen(function* () {
               yield* mustHold(tenant, run, epoch)
               head = yield* headOf(tenant, run)
             } else {
-              const records = yield* appendWithin(tenant, run, epoch, last)
+              const records = yield* appendWithin(tenant, run, epoch, last, !dialect.writableCte)
               const top = records[records.length - 1]
               head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
             }
@@ -550,20 +557,31 @@ export const make = Effect.gen(function* () {
               ON CONFLICT (tenant, run_id) DO NOTHING
               RETURNING run_id`
             const release = sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`
-            const written =
-              dialect.name === "pg"
-                ? yield* sql`WITH released AS (${release} RETURNING run_id) ${insertSeal}`
-                : yield* Effect.zipLeft(insertSeal, release)
-            if (written.length === 0) return yield* notWritten(`seal of ${run}`)
-            // A seal with no conclusion record of its own (the sweeper's evidence runs seal
-            // `swept` bare) still indexes its outcome, or `runsByOutcome` would never list it.
-            if (!(last ?? []).some((a) => a.kind.kind === "RunSealed")) {
-              const indexed = yield* sql`
-                INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
-                VALUES (${tenant}, ${run}, ${outcome}, ${nextOrdinal(tenant, outcome)})
-                ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
-                RETURNING run_id`
-              if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
+            // The outcome `runsByOutcome` lists the run under: its last conclusion record's (the
+            // last conclusion wins), else the seal's own, so a bare seal (the sweeper's evidence
+            // runs seal `swept` with no record) is listed too.
+            const concluded = [...(last ?? [])].reverse().find((a) => a.kind.kind === "RunSealed")?.kind
+            const indexAs = concluded?.kind === "RunSealed" ? concluded.outcome : outcome
+            const index = sql`
+              INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+              VALUES (${tenant}, ${run}, ${indexAs}, ${nextOrdinal(tenant, indexAs)})
+              ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+              RETURNING run_id`
+            if (dialect.writableCte) {
+              // pg: release, index and seal in one round trip (the upsert always returns its row).
+              const [row] = yield* sql`
+                WITH released AS (${release} RETURNING run_id), indexed AS (${index})
+                ${insertSeal}, (SELECT COUNT(*) FROM indexed) AS indexed`.pipe(
+                Effect.flatMap(decodeRows(SealedRow, "run_seal")),
+              )
+              if (row === undefined) return yield* notWritten(`seal of ${run}`)
+              if (row.indexed !== 1) return yield* notWritten(`outcome of ${run}`)
+            } else {
+              // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
+              // conclusion record of the last batch was indexed with it (`appendWithin`).
+              const written = yield* Effect.zipLeft(insertSeal, release)
+              if (written.length === 0) return yield* notWritten(`seal of ${run}`)
+              if (concluded === undefined && (yield* index).length === 0) return yield* notWritten(`outcome of ${run}`)
             }
             if (alongside !== undefined) yield* alongside
             return head.hash
@@ -793,6 +811,7 @@ const memo = <A>(f: (n: number) => A) => {
   }
 }
 const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
+const SealedRow = Schema.Struct({ run_id: RunId, indexed: Int8 })
 const HeadRow = Schema.Struct({ seq: Int8, hash: Schema.Uint8ArrayFromSelf })
 const LeaseRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8 })
 type LeaseRow = typeof LeaseRow.Type
