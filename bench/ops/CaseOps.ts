@@ -56,7 +56,10 @@ export const correlateNew: Op = {
 
 export const correlateExisting: Op = {
   name: "correlateOrOpen (existing key)",
-  ops: 4000,
+  // One statement of a few µs on SQLite: 4,000 operations (a 25 ms raw cell) timed the store's
+  // path before the JIT had compiled it (47 µs/op on a first cell, 11 µs on the next); the 2 s
+  // cap still bounds the slow backends.
+  ops: 20_000,
   make: (cell) => {
     const keys = Array.from({ length: cell.count }, (_, i) => CorrelationKey.make("claim", `old-${i}`))
     return {
@@ -76,7 +79,8 @@ export const correlateExisting: Op = {
 
 export const putState: Op = {
   name: "putState",
-  ops: 4000,
+  // As the held key: one short statement, timed warm.
+  ops: 20_000,
   make: (cell) => {
     // One case per worker, so workers never conflict; each worker tracks its case's version.
     const versions = Array.from({ length: cell.workers }, () => 0)

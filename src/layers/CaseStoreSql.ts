@@ -46,17 +46,18 @@ export const make = Effect.gen(function* () {
     ),
   )
 
+  /** The open holders of `keys` (at least one): one statement, compiled once per key count. */
+  const holders = (tenant: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>) => {
+    const params: Array<string> = [tenant]
+    for (const k of keys) params.push(k.namespace, k.value)
+    return holdersOf(keys.length)(...params)
+  }
+
   /** The open cases holding any of `keys`, answered in the caller's key order. */
   const lookup = (tenant: string, keys: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
     keys.length === 0
       ? Effect.succeed(Option.none<CaseId>())
-      : Effect.map(holdersOf(keys.length)(tenant, ...keys.flatMap((k) => [k.namespace, k.value])), (rows) => {
-          for (const key of keys) {
-            const hit = rows.find((r) => r.namespace === key.namespace && r.value === key.value)
-            if (hit !== undefined) return Option.some(hit.case_id)
-          }
-          return Option.none<CaseId>()
-        })
+      : Effect.map(holders(tenant, keys), (rows) => firstHolder(keys, rows))
 
   const insertCase = dialect.command({ named: true })`
     INSERT INTO cases (tenant, case_id, kind, status, state, version, opened_at)
@@ -151,7 +152,8 @@ export const make = Effect.gen(function* () {
     at: number,
     attempt: number,
   ): Effect.Effect<Correlation, SqlError | Corrupt | Backend> =>
-    Effect.flatMap(lookup(tenant, keys), (held) => {
+    Effect.flatMap(keys.length === 0 ? NO_ROWS : holders(tenant, keys), (rows) => {
+      const held = firstHolder(keys, rows)
       if (Option.isSome(held)) return Effect.succeed(Correlation.Attached({ case: held.value }))
       if (attempt === 2) {
         return Effect.fail(
@@ -525,6 +527,20 @@ export const layer: Layer.Layer<CaseStore, never, SqlClient.SqlClient> = Layer.e
 // internal
 
 const HolderRow = Schema.Struct({ case_id: CaseId, namespace: Schema.String, value: Schema.String })
+
+const NO_ROWS = Effect.succeed<ReadonlyArray<typeof HolderRow.Type>>([])
+
+/** The holder of the first of `keys` that any row holds. */
+const firstHolder = (
+  keys: ReadonlyArray<CorrelationKey.CorrelationKey>,
+  rows: ReadonlyArray<typeof HolderRow.Type>,
+): Option.Option<CaseId> => {
+  for (const key of keys) {
+    const hit = rows.find((r) => r.namespace === key.namespace && r.value === key.value)
+    if (hit !== undefined) return Option.some(hit.case_id)
+  }
+  return Option.none()
+}
 const OpenedRow = Schema.Struct({ held: Schema.NullOr(CaseId), opened: Schema.NullOr(CaseId) })
 
 /** `(namespace = ? AND value = ?)` for each of `n` keys, their parameters from 1 on, joined by OR. */
