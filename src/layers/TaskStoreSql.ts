@@ -104,6 +104,34 @@ export const make = Effect.gen(function* () {
       if (!Task.isPending(task.state)) return yield* new NotPending({ task: task.id, state: task.state })
     })
 
+  /**
+   * The claim that one statement refused, read and judged under the write lock. One connection
+   * for the whole verb: a re-read through the pool while this one is held deadlocks a small pool
+   * under exactly the many-reviewer race this verb exists for.
+   */
+  const refusedClaim = (tenant: string, id: TaskId, actor: string, roles: ReadonlyArray<string>) =>
+    dialect.write(
+      Effect.gen(function* () {
+        const found = yield* readOne(tenant, id)
+        if (Option.isNone(found)) return yield* new TaskNotFound({ task: id })
+        yield* admissible(found.value, actor, roles)
+        // The guard is the write: a claim or an expiry landing since the read above fails it. The
+        // state arm keeps an expired task expired; the second arm is the holder's idempotent repeat.
+        const [claimed] = yield* sql`
+              UPDATE tasks SET assignee = ${actor}, state = 'claimed'
+               WHERE tenant = ${tenant} AND task_id = ${id}
+                 AND ((state IN ('open', 'escalated') AND (assignee IS NULL OR assignee = ${actor}))
+                      OR (state = 'claimed' AND assignee = ${actor}))
+              RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.flatMap(decodeTasks))
+        if (claimed !== undefined) return claimed
+        // Which guard refused, read on this same connection.
+        const now = yield* readOne(tenant, id)
+        if (Option.isNone(now)) return yield* new TaskNotFound({ task: id })
+        if (!Task.isPending(now.value.state)) return yield* new NotPending({ task: id, state: now.value.state })
+        return yield* new AlreadyClaimed({ task: id, holder: Option.getOrElse(now.value.assignee, () => "") })
+      }),
+    )
+
   return TaskStore.of({
     open: (task) =>
       Effect.gen(function* () {
@@ -133,36 +161,12 @@ export const make = Effect.gen(function* () {
         return yield* readOne(yield* Tenant, id)
       }).pipe(Sql.orBackend),
 
-    claim: (id, actor, roles) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const rolesParam = dialect.name === "pg" ? [...roles] : JSON.stringify(roles)
-        const [took] = yield* claimAtOnce(tenant, id, actor, rolesParam)
-        if (took !== undefined) return toTask(took)
-        // One connection for the whole verb: a re-read through the pool while this one is held
-        // deadlocks a small pool under exactly the many-reviewer race this verb exists for.
-        return yield* dialect.write(
-          Effect.gen(function* () {
-            const found = yield* readOne(tenant, id)
-            if (Option.isNone(found)) return yield* new TaskNotFound({ task: id })
-            yield* admissible(found.value, actor, roles)
-            // The guard is the write: a claim or an expiry landing since the read above fails it. The
-            // state arm keeps an expired task expired; the second arm is the holder's idempotent repeat.
-            const [claimed] = yield* sql`
-              UPDATE tasks SET assignee = ${actor}, state = 'claimed'
-               WHERE tenant = ${tenant} AND task_id = ${id}
-                 AND ((state IN ('open', 'escalated') AND (assignee IS NULL OR assignee = ${actor}))
-                      OR (state = 'claimed' AND assignee = ${actor}))
-              RETURNING ${sql.literal(COLUMNS)}`.pipe(Effect.flatMap(decodeTasks))
-            if (claimed !== undefined) return claimed
-            // Which guard refused, read on this same connection.
-            const now = yield* readOne(tenant, id)
-            if (Option.isNone(now)) return yield* new TaskNotFound({ task: id })
-            if (!Task.isPending(now.value.state)) return yield* new NotPending({ task: id, state: now.value.state })
-            return yield* new AlreadyClaimed({ task: id, holder: Option.getOrElse(now.value.assignee, () => "") })
-          }),
-        )
-      }).pipe(Sql.orBackend),
+    claim: Sql.verb((tenant, id: TaskId, actor: string, roles: ReadonlyArray<string>) =>
+      Effect.flatMap(
+        claimAtOnce(tenant, id, actor, dialect.name === "pg" ? [...roles] : JSON.stringify(roles)),
+        ([took]) => (took !== undefined ? Effect.succeed(toTask(took)) : refusedClaim(tenant, id, actor, roles)),
+      ),
+    ),
 
     release: (id, actor) =>
       Effect.gen(function* () {
