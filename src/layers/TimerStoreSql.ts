@@ -19,6 +19,40 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
 
+  // `claimable_at <= now` is exactly "fireAt <= now and unheld or held since now - 60 or earlier"
+  // (inclusive both ways): the lease end is written as the claim's new `claimable_at`. Computed
+  // in SQL as BIGINT, so an instant past 2^31 never meets int4. Unnamed on pg: how many timers
+  // are due is the skew a generic plan gets wrong (a tenant with a million beside one with none).
+  // pg: SKIP LOCKED, so a second sweeper takes the next rows instead of waiting for ours; a row
+  // claimed while we looked is re-checked on locking and skipped.
+  const claimPg = dialect.query(TimerRow, "timers")`
+    UPDATE timers SET claimed_at = ${0}, claimable_at = CAST(${1} AS BIGINT) + ${2}
+     WHERE tenant = ${3} AND (tenant, run_id, effect_key) IN (
+       SELECT tenant, run_id, effect_key FROM timers
+        WHERE tenant = ${4} AND claimable_at <= ${5}
+        ORDER BY fire_at, run_id, effect_key
+        LIMIT ${6} FOR UPDATE SKIP LOCKED)
+    RETURNING run_id, effect_key, case_id, step, phase, fire_at`
+
+  // sqlite: one writer runs the whole statement at once; nobody can interleave. It walks
+  // `timers_pending` in the claim's own order and stops after `n` takeable rows: through
+  // `timers_due` it read every due row and sorted them all for each batch, so a claim cost grew
+  // with the backlog (1.5 ms at 1,000 timers, 5.5 ms at 1,000,000). The price is stepping over
+  // held claims at the queue head, at most the timers claimed in the last 60 s and not yet
+  // disarmed. `fire_at <= now` adds nothing (a row's `claimable_at` is never before its
+  // `fire_at`) but bounds the walk.
+  const claimSqlite = dialect.query(TimerRow, "timers")`
+    UPDATE timers SET claimed_at = ${0}, claimable_at = CAST(${1} AS BIGINT) + ${2}
+     WHERE tenant = ${3} AND (tenant, run_id, effect_key) IN (
+       SELECT tenant, run_id, effect_key FROM timers INDEXED BY timers_pending
+        WHERE tenant = ${4} AND fire_at <= ${5} AND claimable_at <= ${6}
+        ORDER BY fire_at, run_id, effect_key
+        LIMIT ${7})
+    RETURNING run_id, effect_key, case_id, step, phase, fire_at`
+
+  const dropTimer = dialect.command({ named: true })`
+    DELETE FROM timers WHERE tenant = ${0} AND run_id = ${1} AND effect_key = ${2}`
+
   return TimerStore.of({
     arm: (timer) =>
       Effect.gen(function* () {
@@ -32,59 +66,24 @@ export const make = Effect.gen(function* () {
           ON CONFLICT (tenant, run_id, effect_key) DO NOTHING`
       }).pipe(Sql.orBackend),
 
-    claimDue: (now, limit) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const n = Sql.clampLimit(limit)
-        if (n === 0) return []
-        // `claimable_at <= now` is exactly "fireAt <= now and unheld or held since now - 60 or
-        // earlier" (inclusive both ways): the lease end is written as the claim's new
-        // `claimable_at`. Computed in SQL as BIGINT, so an instant past 2^31 never meets int4.
-        const lapse = sql`CAST(${now} AS BIGINT) + ${CLAIM_LEASE_SECS}`
-        // sqlite walks `timers_pending` in the claim's own order and stops after `n` takeable rows:
-        // through `timers_due` it read every due row and sorted them all for each batch, so a
-        // claim cost grew with the backlog (1.5 ms at 1,000 timers, 5.5 ms at 1,000,000). The
-        // price is stepping over held claims at the queue head, at most the timers claimed in
-        // the last 60 s and not yet disarmed. `fire_at <= now` adds nothing (a row's
-        // `claimable_at` is never before its `fire_at`) but bounds the walk.
-        const pick = sql.onDialectOrElse({
-          sqlite: () => sql`
-              SELECT tenant, run_id, effect_key FROM timers INDEXED BY timers_pending
-               WHERE tenant = ${tenant} AND fire_at <= ${now} AND claimable_at <= ${now}
-               ORDER BY fire_at, run_id, effect_key
-               LIMIT ${n}`,
-          orElse: () => sql`
-              SELECT tenant, run_id, effect_key FROM timers
-               WHERE tenant = ${tenant} AND claimable_at <= ${now}
-               ORDER BY fire_at, run_id, effect_key
-               LIMIT ${n}`,
-        })
-        const claim = sql.onDialectOrElse({
-          // pg: SKIP LOCKED, so a second sweeper takes the next rows instead of waiting for ours;
-          // a row claimed while we looked is re-checked on locking and skipped.
-          pg: () => sql`
-              UPDATE timers SET claimed_at = ${now}, claimable_at = ${lapse}
-               WHERE tenant = ${tenant} AND (tenant, run_id, effect_key) IN (${pick} FOR UPDATE SKIP LOCKED)
-              RETURNING run_id, effect_key, case_id, step, phase, fire_at`,
-          // sqlite: one writer runs the whole statement at once; nobody can interleave.
-          orElse: () => sql`
-              UPDATE timers SET claimed_at = ${now}, claimable_at = ${lapse}
-               WHERE tenant = ${tenant} AND (tenant, run_id, effect_key) IN (${pick})
-              RETURNING run_id, effect_key, case_id, step, phase, fire_at`,
-        })
-        // In a transaction so that a row that fails to decode rolls the whole claim back: the
-        // sound timers beside it are not left held for 60 s by a sweeper that never saw them.
-        const rows = yield* dialect.write(Effect.flatMap(claim, decodeRows(TimerRow, "timers")))
+    claimDue: Sql.verb((tenant, now: Time.Timestamp, limit: number) => {
+      const n = Sql.clampLimit(limit)
+      if (n === 0) return Effect.succeed([])
+      // In a transaction so that a row that fails to decode rolls the whole claim back: the
+      // sound timers beside it are not left held for 60 s by a sweeper that never saw them.
+      return Effect.map(
+        dialect.write(
+          dialect.name === "pg"
+            ? claimPg(now, now, CLAIM_LEASE_SECS, tenant, tenant, now, n)
+            : claimSqlite(now, now, CLAIM_LEASE_SECS, tenant, tenant, now, now, n),
+        ),
         // RETURNING promises no order; the contract's is fire instant, then run, then effect.
-        return [...rows].sort(byFireOrder).map(toTimer)
-      }).pipe(Sql.orBackend),
+        (rows) => [...rows].sort(byFireOrder).map(toTimer),
+      )
+    }),
 
-    disarm: (run, effect) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        // Idempotent by contract (G2): a missing timer is already disarmed, so no row count is owed.
-        yield* sql`DELETE FROM timers WHERE tenant = ${tenant} AND run_id = ${run} AND effect_key = ${effect}`
-      }).pipe(Sql.orBackend),
+    // Idempotent by contract (G2): a missing timer is already disarmed, so no row count is owed.
+    disarm: Sql.verb((tenant, run: RunId, effect: EffectKey) => Effect.asVoid(dropTimer(tenant, run, effect))),
 
     pendingCount: () =>
       Effect.gen(function* () {
@@ -131,12 +130,16 @@ const byFireOrder = (a: typeof TimerRow.Type, b: typeof TimerRow.Type): number =
 
 const compare = <A extends string | number>(a: A, b: A): number => (a < b ? -1 : a > b ? 1 : 0)
 
+/** Unvalidated: `TimerRow`'s decoder checked every field against the schema `Timer` holds for it. */
 const toTimer = (row: typeof TimerRow.Type): Timer =>
-  new Timer({
-    run: row.run_id,
-    case: Option.fromNullable(row.case_id),
-    effect: row.effect_key,
-    step: row.step,
-    phase: row.phase,
-    fireAt: row.fire_at,
-  })
+  new Timer(
+    {
+      run: row.run_id,
+      case: Option.fromNullable(row.case_id),
+      effect: row.effect_key,
+      step: row.step,
+      phase: row.phase,
+      fireAt: row.fire_at,
+    },
+    true,
+  )
