@@ -119,18 +119,20 @@ const journal = (inner: typeof JournalStore.Service, sealer: () => Sealer.Sealer
     )
   return {
     ...inner,
-    append: (run, epoch, batch) =>
+    append: (run, epoch, batch, alongside) =>
       Effect.suspend(() => {
         const s = sealer()
-        return Effect.flatMap(sealBatch(s, run, batch), (sealed) => inner.append(run, epoch, sealed)).pipe(
+        return Effect.flatMap(sealBatch(s, run, batch), (sealed) => inner.append(run, epoch, sealed, alongside)).pipe(
           Effect.flatMap(openRecords(s)),
         )
       }),
-    seal: (run, epoch, outcome, last) =>
+    seal: (run, epoch, outcome, last, alongside) =>
       last === undefined
-        ? inner.seal(run, epoch, outcome)
+        ? inner.seal(run, epoch, outcome, undefined, alongside)
         : Effect.suspend(() =>
-            Effect.flatMap(sealBatch(sealer(), run, last), (sealed) => inner.seal(run, epoch, outcome, sealed)),
+            Effect.flatMap(sealBatch(sealer(), run, last), (sealed) =>
+              inner.seal(run, epoch, outcome, sealed, alongside),
+            ),
           ),
     read: (run, from) => Effect.flatMap(inner.read(run, from), (records) => openRecords(sealer())(records)),
     // Opened like `read`: the archive uses only `raw` and the hashes, which are the stored ones.
