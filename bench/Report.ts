@@ -163,7 +163,7 @@ const runtimeSection = (r: RuntimeBench.Results): ReadonlyArray<string> => [
   `Wake-ups (issue 16): runs suspended on a timer already due, fired through \`Runtime.fireTimers(128)\` by 1 or 4 concurrent callers (instances' timer passes) until every run is sealed; floor ≥ ${WAKE_FLOOR}/s. ` +
     "Each wake-up is sequential within its caller: acquire the lease, read the journal, append the answer, disarm, then the resume (replay, seal, release) runs in the background, 16 at a time.",
   "",
-  "| backend | due | callers | wake-ups/s | seconds | one wake-up, client: transactions + single statements |",
+  "| backend | due | callers | wake-ups/s | seconds | a lone timer's wake-up (its claim and lease included; a full batch shares those), client: transactions + single statements |",
   "|---|--:|--:|--:|--:|--:|",
   ...r.wakes.map(
     (w) =>
