@@ -145,12 +145,17 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
     let head = headOf(chain)
     const rows: Array<Row> = []
     const claimed = new Map<string, RunId>()
-    for (const entry of batch) {
+    // Every record's size before anything else: the SQL stores build the whole batch before they
+    // write, and find a duplicate effect or admission only by writing, so an oversized record is
+    // the answer whatever else the batch holds (the model test found the two orders apart).
+    const raws = batch.map((entry, i) => Journal.body({ ...entry, run, seq: Seq.make(head.seq + 1 + i) }))
+    const oversized = raws.find((raw) => raw.length > Journal.MAX_RECORD_BYTES)
+    if (oversized !== undefined) {
+      return Either.left(new RecordTooLarge({ bytes: oversized.length, limit: Journal.MAX_RECORD_BYTES }))
+    }
+    for (const [i, entry] of batch.entries()) {
       const seq = Seq.make(head.seq + 1)
-      const raw = Journal.body({ ...entry, run, seq })
-      if (raw.length > Journal.MAX_RECORD_BYTES) {
-        return Either.left(new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES }))
-      }
+      const raw = raws[i] as Uint8Array
       // Exactly once per (run, key), counting this batch's earlier records too.
       if (entry.kind.kind === "EffectStarted" && Option.isSome(entry.effectKey)) {
         const key = entry.effectKey.value

@@ -108,6 +108,21 @@ export const append = (test: Tester) => {
         }),
       ))
 
+    test("an oversized record is RecordTooLarge even after a duplicate EffectStarted in its batch: sizes are checked first", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* JournalStore
+          const key = effectKey()
+          const { run, epoch } = yield* leased()
+          yield* store.append(run, epoch, one(started(key)))
+          const big = note("x".repeat(Journal.MAX_RECORD_BYTES))
+          const bytes = Journal.body({ ...big, run, seq: Seq.make(3) }).length
+          const e = yield* Effect.flip(store.append(run, epoch, [started(key), big]))
+          assertError(e, new RecordTooLarge({ bytes, limit: 1_048_576 }))
+          assert.strictEqual((yield* store.head(run)).seq, 1)
+        }),
+      ))
+
     test("a record of exactly 1 MiB is accepted", () =>
       asFreshTenant(
         Effect.gen(function* () {
