@@ -126,7 +126,7 @@ export const make = Effect.gen(function* () {
    * lease lock was granted, so it sees whatever an earlier holder committed while we waited; a
    * batch built on a stale head writes nothing and is rebuilt (`appendWithin`).
    */
-  const writeAtOnce = memo((n: number) =>
+  const writeAtOnce = Dialect.perCount((n: number) =>
     dialect.query(WrittenRow, "journal", { named: true })(
       ...Dialect.parts([
         "WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = ",
@@ -798,18 +798,6 @@ const StateRow = Schema.Struct({
 })
 const WrittenRow = Schema.Struct({ written: Int8, touched: Int8 })
 
-/** `f` computed once per argument: the statements built per batch length. */
-const memo = <A>(f: (n: number) => A) => {
-  const built = new Map<number, A>()
-  return (n: number): A => {
-    let a = built.get(n)
-    if (a === undefined) {
-      a = f(n)
-      built.set(n, a)
-    }
-    return a
-  }
-}
 const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
 const SealedRow = Schema.Struct({ run_id: RunId, indexed: Int8 })
 const HeadRow = Schema.Struct({ seq: Int8, hash: Schema.Uint8ArrayFromSelf })

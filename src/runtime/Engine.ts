@@ -484,9 +484,9 @@ export const make = (options: Options) =>
      * `wakeConcurrency` at a time), so an HTTP delivery or a sweep is not held by the run's next
      * effects. The answer rides with the run's first commit (its next announcement, suspension or
      * seal) instead of costing one of its own, and so does `release` (disarm the timer, drop the
-     * wait and the claimed payload): one transaction, so both are durable or neither is. A sealed run's stale wait is
-     * released and `NotWaiting`. On shutdown background resumes are interrupted, their leases
-     * lapse, and the sweeper's recovery pass resumes them.
+     * wait and the claimed payload): one transaction, so both are durable or neither is. A sealed
+     * run's stale wait is released and `NotWaiting`. On shutdown background resumes are
+     * interrupted, their leases lapse, and the sweeper's recovery pass resumes them.
      */
     const wake = (
       run: RunId,
