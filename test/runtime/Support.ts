@@ -247,6 +247,34 @@ export const sequence = (
     ],
   })
 
+/**
+ * A one-step definition (step `sleep-then-act`) that sleeps 0 s, so its timer is due at once,
+ * then performs `act` with `{n}` and answers the act's answer: the sleeper of the wait batteries.
+ * Its input is `input`; `n` is read from it by `n` (1 when not given).
+ */
+export const sleepThenAct = <I, E>(
+  capability: string,
+  act: EffectKind.EffectKind<Answer, { readonly n: number }, E>,
+  input: Schema.Schema<I, EffectKind.Encoded>,
+  n: (input: I) => number = () => 1,
+) =>
+  RunDefinition.make({
+    capability,
+    input,
+    output: Schema.Unknown,
+    plan: [
+      Step.make({
+        name: "sleep-then-act",
+        body: (given: I) =>
+          Effect.gen(function* () {
+            const cx = yield* StepCtx
+            yield* cx.sleep(0)
+            return yield* cx.perform(act, { n: n(given) })
+          }),
+      }),
+    ],
+  })
+
 /** The backend with the number of records of every `append` and `seal` (each one commit) noted in `commits`: the store is real, only watched. */
 export const watchingCommits = (backend: Backend.Backend, commits: Array<number>): Backend.Backend => ({
   ...backend,

@@ -60,22 +60,7 @@ const definitions = (counter: Support.Counter) => {
       }),
     ],
   })
-  const sleep = RunDefinition.make({
-    capability: "waitcrash.sleep",
-    input: Schema.Struct({ order: Schema.String }),
-    output: Schema.Unknown,
-    plan: [
-      Step.make({
-        name: "wait",
-        body: () =>
-          Effect.gen(function* () {
-            const cx = yield* StepCtx
-            yield* cx.sleep(0)
-            return (yield* cx.perform(act, { n: 1 })).n
-          }),
-      }),
-    ],
-  })
+  const sleep = Support.sleepThenAct("waitcrash.sleep", act, Schema.Struct({ order: Schema.String }))
   // Its act is `waitcrash.refund`, counted under that name.
   const task = Support.asking("waitcrash", counter, Option.none())
   return { event, sleep, task }

@@ -54,25 +54,13 @@ const paid = (counter: Support.Counter) => {
 const event = (order: string, id: string) =>
   new InboundEvent({ source: "psp", id, kind: "payment.captured", correlation: [key(order)], payload: { amount: 40 } })
 
-const sleeper = (counter: Support.Counter) => {
-  const after = Support.counting(counter, "waits.after-sleep", { mutates: true, recovery: Run.Recovery.Retry() })
-  return RunDefinition.make({
-    capability: "waits.sleep",
-    input: Input,
-    output: Schema.Unknown,
-    plan: [
-      Step.make({
-        name: "cool-off",
-        body: () =>
-          Effect.gen(function* () {
-            const cx = yield* StepCtx
-            yield* cx.sleep(0)
-            return yield* cx.perform(after, { n: 2 })
-          }),
-      }),
-    ],
-  })
-}
+const sleeper = (counter: Support.Counter) =>
+  Support.sleepThenAct(
+    "waits.sleep",
+    Support.counting(counter, "waits.after-sleep", { mutates: true, recovery: Run.Recovery.Retry() }),
+    Input,
+    () => 2,
+  )
 
 export const suite = (backend: Backend.Backend) =>
   describe("waits", () => {

@@ -8,34 +8,18 @@ import { Clock, Effect, Either, Layer, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import * as Run from "../../src/domain/Run.js"
 import { Backend as BackendError } from "../../src/errors/StoreError.js"
-import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
-import * as Step from "../../src/runtime/Step.js"
-import { StepCtx } from "../../src/runtime/StepCtx.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
 import { TimerStore } from "../../src/services/TimerStore.js"
 import * as Backend from "../support/Backend.js"
 import * as Support from "./Support.js"
 
-const sleeper = (counter: Support.Counter) => {
-  const after = Support.counting(counter, "wakecommit.after", { mutates: true, recovery: Run.Recovery.Retry() })
-  return RunDefinition.make({
-    capability: "wakecommit.sleep",
-    input: Schema.Struct({ n: Schema.Number }),
-    output: Schema.Unknown,
-    plan: [
-      Step.make({
-        name: "sleep-then-act",
-        body: () =>
-          Effect.gen(function* () {
-            const cx = yield* StepCtx
-            yield* cx.sleep(0)
-            return yield* cx.perform(after, { n: 1 })
-          }),
-      }),
-    ],
-  })
-}
+const sleeper = (counter: Support.Counter) =>
+  Support.sleepThenAct(
+    "wakecommit.sleep",
+    Support.counting(counter, "wakecommit.after", { mutates: true, recovery: Run.Recovery.Retry() }),
+    Schema.Struct({ n: Schema.Number }),
+  )
 
 const isFired = (output: unknown) => typeof output === "object" && output !== null && "fired_at" in output
 

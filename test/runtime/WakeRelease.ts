@@ -27,22 +27,7 @@ const key = (order: string) => CorrelationKey.make("order", order)
 
 const definitions = (counter: Support.Counter) => {
   const act = Support.counting(counter, "wakerelease.act", { mutates: true, recovery: Run.Recovery.Retry() })
-  const sleeper = RunDefinition.make({
-    capability: "wakerelease.sleep",
-    input: Schema.Struct({ n: Schema.Number }),
-    output: Schema.Unknown,
-    plan: [
-      Step.make({
-        name: "sleep-then-act",
-        body: () =>
-          Effect.gen(function* () {
-            const cx = yield* StepCtx
-            yield* cx.sleep(0)
-            return yield* cx.perform(act, { n: 1 })
-          }),
-      }),
-    ],
-  })
+  const sleeper = Support.sleepThenAct("wakerelease.sleep", act, Schema.Struct({ n: Schema.Number }))
   const waiter = RunDefinition.make({
     capability: "wakerelease.event",
     input: Schema.Struct({ order: Schema.String }),
