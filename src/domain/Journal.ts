@@ -240,6 +240,8 @@ export interface Position {
   readonly effectKey: Option.Option<EffectKey>
 }
 
+const encodeKind = Schema.encodeSync(Kind)
+
 /** The JSON body `{run, seq, case, step, phase, effect_key, kind…}` of a record. */
 export const bodyJson = (at: Position, payload: Kind): Json => ({
   run: at.run,
@@ -248,12 +250,52 @@ export const bodyJson = (at: Position, payload: Kind): Json => ({
   step: at.step,
   phase: at.phase,
   effect_key: Option.getOrNull(at.effectKey),
-  ...(Schema.encodeSync(Kind)(payload) as { readonly [key: string]: Json }),
+  ...(encodeKind(payload) as { readonly [key: string]: Json }),
 })
 
+/** The canonical text (RFC 8785) of a record's body, whose UTF-8 bytes are what `hash` commits to. */
+export const bodyText = (record: Position & { readonly kind: Kind }): string =>
+  Canonical.text(bodyJson(record, record.kind))
+
 /** The canonical bytes (RFC 8785) of a record's body: what `hash` commits to. */
-export const body = (record: Position & { readonly kind: Kind }): Uint8Array =>
-  Canonical.bytes(bodyJson(record, record.kind))
+export const body = (record: Position & { readonly kind: Kind }): Uint8Array => Buffer.from(bodyText(record), "utf8")
+
+/** An append's body at one position, and its hash after one predecessor, as `encoded` made them. */
+export interface Encoded {
+  readonly run: RunId
+  readonly seq: Seq
+  readonly text: string
+  readonly raw: Buffer
+  /** The predecessor `hash` was chained on, and the result (one memo: a batch is chained once). */
+  prev: Digest | undefined
+  hash: Digest | undefined
+}
+
+const encodings = new WeakMap<Append, Encoded>()
+
+/**
+ * The body of `append` as record `run`/`seq`, encoded once per append: a wake-up's answer is
+ * encoded when it is staged, again when the writer computes the head its conclusion names, and
+ * again by the store that writes it, all at the same position. A memo keyed by the append (an
+ * immutable value), so a different position encodes afresh.
+ */
+export const encoded = (append: Append, run: RunId, seq: Seq): Encoded => {
+  const hit = encodings.get(append)
+  if (hit !== undefined && hit.run === run && hit.seq === seq) return hit
+  const text = bodyText({ ...append, run, seq })
+  const made: Encoded = { run, seq, text, raw: Buffer.from(text, "utf8"), prev: undefined, hash: undefined }
+  encodings.set(append, made)
+  return made
+}
+
+/** `SHA-256(prev ‖ raw)` of an encoded body, computed once for the same predecessor. */
+export const chained = (body: Encoded, prev: Digest): Digest => {
+  if (body.prev === prev && body.hash !== undefined) return body.hash
+  const hash = chainDigest(prev, body.raw)
+  body.prev = prev
+  body.hash = hash
+  return hash
+}
 
 const Header = Schema.Struct({
   run: RunId,
@@ -264,17 +306,26 @@ const Header = Schema.Struct({
   effect_key: Schema.NullOr(EffectKey),
 })
 
+// Built once: a wake-up decodes every record of its run's journal.
+const decodeHeader = Schema.decodeUnknownEither(Header)
+const decodeKind = Schema.decodeUnknownEither(Kind)
+
 /** Reads a stored body back into its position and payload; anything that does not decode is `Left`. */
-export const parseBody = (raw: Uint8Array): Either.Either<Position & { readonly kind: Kind }, string> => {
+export const parseBody = (raw: Uint8Array): Either.Either<Position & { readonly kind: Kind }, string> =>
+  // A view of the bytes, not a copy: only decoded here.
+  parseBodyText(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8"))
+
+/** `parseBody` of a body's text: a store reads back the text it has just made without re-encoding it. */
+export const parseBodyText = (text: string): Either.Either<Position & { readonly kind: Kind }, string> => {
   let value: unknown
   try {
-    value = JSON.parse(Buffer.from(raw).toString("utf8"))
+    value = JSON.parse(text)
   } catch (e) {
     return Either.left(`body is not JSON: ${String(e)}`)
   }
-  const header = Schema.decodeUnknownEither(Header)(value)
+  const header = decodeHeader(value)
   if (Either.isLeft(header)) return Either.left(`body header: ${header.left.message}`)
-  const payload = Schema.decodeUnknownEither(Kind)(value)
+  const payload = decodeKind(value)
   if (Either.isLeft(payload)) return Either.left(`body payload: ${payload.left.message}`)
   const h = header.right
   return Either.right({

@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either, Layer, Option, Schema } from "effect"
+import { Effect, Either, Exit, Layer, Option, Schema } from "effect"
 import * as Digest from "../domain/Digest.js"
 import { CaseId, RunId, Seq } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
@@ -178,40 +178,44 @@ export const make = Effect.gen(function* () {
   )
 
   /** The records `batch` makes on top of `head`, with the row each is written as. */
-  const build = (run: RunId, head: Journal.Head, batch: ReadonlyArray<Journal.Append>) =>
-    Effect.gen(function* () {
-      const built: Array<{ readonly record: Journal.Record; readonly row: ReadonlyArray<unknown> }> = []
-      for (const entry of batch) {
-        const seq = Seq.make(head.seq + 1)
-        const raw = Journal.body({ ...entry, run, seq })
-        if (raw.length > Journal.MAX_RECORD_BYTES)
-          return yield* new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES })
-        const hash = Digest.chain(head.hash, raw)
-        const bytes = Buffer.from(raw)
-        // Built by reading the written bytes back, so append returns exactly what `read` will.
-        const record = yield* toRecord({
-          run_id: run,
-          seq,
-          prev_hash: digestParam(head.hash),
-          hash: digestParam(hash),
-          raw: bytes,
-          key_id: null,
-          signature: null,
-        })
-        const row = [
-          seq,
-          entry.kind.kind,
-          Option.getOrNull(entry.effectKey),
-          Option.getOrNull(entry.case),
-          digestParam(head.hash),
-          digestParam(hash),
-          bytes,
-        ]
-        built.push({ record, row })
-        head = { seq, hash }
-      }
-      return built
-    })
+  const build = (
+    run: RunId,
+    head: Journal.Head,
+    batch: ReadonlyArray<Journal.Append>,
+  ): Effect.Effect<ReadonlyArray<Built>, RecordTooLarge | Corrupt> => {
+    const built: Array<Built> = []
+    let prev = digestParam(head.hash)
+    for (const entry of batch) {
+      const seq = Seq.make(head.seq + 1)
+      const encoded = Journal.encoded(entry, run, seq)
+      const raw = encoded.raw
+      if (raw.length > Journal.MAX_RECORD_BYTES)
+        return Effect.fail(new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES }))
+      const hash = Journal.chained(encoded, head.hash)
+      // Decoded back from the text just written, so append returns exactly what `read` will
+      // (a payload the encoding changes, an undefined field say, reads back as stored).
+      const body = Journal.parseBodyText(encoded.text)
+      if (Either.isLeft(body)) return Effect.fail(corruptAt(seq, body.left))
+      const record = new Journal.Record(
+        { ...body.right, prevHash: head.hash, hash, attestation: Option.none(), raw },
+        true,
+      )
+      const param = digestParam(hash)
+      const row = [
+        seq,
+        entry.kind.kind,
+        Option.getOrNull(entry.effectKey),
+        Option.getOrNull(entry.case),
+        prev,
+        param,
+        raw,
+      ]
+      built.push({ record, row })
+      head = { seq, hash }
+      prev = param
+    }
+    return Effect.succeed(built)
+  }
 
   /** The partial unique index `journal_effect_started` is the exactly-once arbiter: which start it refused. */
   const duplicateOf =
@@ -596,7 +600,7 @@ export const make = Effect.gen(function* () {
           SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
            WHERE tenant = ${tenant} AND run_id = ${run} AND seq >= ${Math.floor(from)}
            ORDER BY seq`.pipe(Effect.flatMap(decodeRows(JournalRow, "journal")))
-        return yield* Effect.forEach(rows, toRecord)
+        return yield* toRecords(rows)
       }).pipe(Sql.orBackend),
 
     head: (run) =>
@@ -663,7 +667,7 @@ export const make = Effect.gen(function* () {
           SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
            WHERE tenant = ${tenant} AND case_id = ${kase}
            ORDER BY run_id, seq LIMIT ${Sql.clampLimit(limit)}`.pipe(Effect.flatMap(decodeRows(JournalRow, "journal")))
-        return yield* Effect.forEach(rows, toRecord)
+        return yield* toRecords(rows)
       }).pipe(Sql.orBackend),
 
     requestCancel: (run, actor, reason) =>
@@ -735,7 +739,7 @@ export const make = Effect.gen(function* () {
           SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
            WHERE tenant = ${tenant} AND run_id = ${run} AND seq >= ${Math.floor(from)}
            ORDER BY seq LIMIT ${Sql.clampLimit(limit)}`.pipe(Effect.flatMap(decodeRows(JournalRow, "journal")))
-        return yield* Effect.forEach(rows, toRecord)
+        return yield* toRecords(rows)
       }).pipe(Sql.orBackend),
 
     importRecords: (records, seals) =>
@@ -814,6 +818,12 @@ const ActivityRow = Schema.Struct({
 const CancelRow = Schema.Struct({ actor: Schema.String, reason: Schema.String })
 
 /** Journal damage names its seq (0 when the seq itself is unreadable). */
+/** A record `build` made: the record `append` answers and the row written for it. */
+interface Built {
+  readonly record: Journal.Record
+  readonly row: ReadonlyArray<unknown>
+}
+
 const corruptAt = (seq: number, detail: string) =>
   new Corrupt({ detail: `journal: ${detail}`, seq: Number.isSafeInteger(seq) && seq > 0 ? seq : 0 })
 
@@ -824,23 +834,36 @@ const digestAt = (bytes: Uint8Array, seq: number, column: string) =>
   })
 
 /** A stored row → record: the body is decoded from `raw` and must name the row's run and seq. */
-const toRecord = (row: JournalRow) =>
-  Effect.gen(function* () {
-    const prevHash = yield* digestAt(row.prev_hash, row.seq, "prev_hash")
-    const hash = yield* digestAt(row.hash, row.seq, "hash")
-    const body = Journal.parseBody(row.raw)
-    if (Either.isLeft(body)) return yield* corruptAt(row.seq, body.left)
-    const b = body.right
-    if (b.run !== row.run_id || b.seq !== row.seq) return yield* corruptAt(row.seq, "body names another run or seq")
-    const attestation =
-      row.key_id !== null && row.signature !== null
-        ? Option.some(new Journal.Attestation({ keyId: row.key_id, signature: row.signature }))
-        : Option.none()
-    // Every field is decoded already (the columns by their schemas, the body by `parseBody`), so
-    // the class's own validation would decode the record a second time: on a wake-up's journal
-    // read it was a tenth of the CPU.
-    return new Journal.Record({ ...b, prevHash, hash, attestation, raw: Buffer.from(row.raw) }, true)
-  })
+/** `toRecord` of every row, in one step: a wake-up reads its run's whole journal. */
+const toRecords = (rows: ReadonlyArray<JournalRow>): Effect.Effect<ReadonlyArray<Journal.Record>, Corrupt> => {
+  const records: Array<Journal.Record> = []
+  for (const row of rows) {
+    const record = toRecord(row)
+    if (Exit.isFailure(record)) return Exit.failCause(record.cause)
+    records.push(record.value)
+  }
+  return Exit.succeed(records)
+}
+
+const toRecord = (row: JournalRow): Exit.Exit<Journal.Record, Corrupt> => {
+  const prevHash = Digest.fromBytes(row.prev_hash)
+  if (Either.isLeft(prevHash)) return Exit.fail(corruptAt(row.seq, `prev_hash: ${prevHash.left}`))
+  const hash = Digest.fromBytes(row.hash)
+  if (Either.isLeft(hash)) return Exit.fail(corruptAt(row.seq, `hash: ${hash.left}`))
+  const body = Journal.parseBody(row.raw)
+  if (Either.isLeft(body)) return Exit.fail(corruptAt(row.seq, body.left))
+  const b = body.right
+  if (b.run !== row.run_id || b.seq !== row.seq) return Exit.fail(corruptAt(row.seq, "body names another run or seq"))
+  const attestation =
+    row.key_id !== null && row.signature !== null
+      ? Option.some(new Journal.Attestation({ keyId: row.key_id, signature: row.signature }))
+      : Option.none()
+  // Every field is decoded already (the columns by their schemas, the body by `parseBody`), so
+  // the class's own validation would decode the record a second time: on a wake-up's journal
+  // read it was a tenth of the CPU. Both drivers hand `raw` over as a Buffer of its own.
+  const raw = Buffer.isBuffer(row.raw) ? row.raw : Buffer.from(row.raw)
+  return Exit.succeed(new Journal.Record({ ...b, prevHash: prevHash.right, hash: hash.right, attestation, raw }, true))
+}
 
 // TTLs are whole seconds >= 1; a fractional or smaller one is taken as the nearest whole second >= 1.
 const wholeTtl = (ttl: number): number => (Number.isFinite(ttl) ? Math.max(1, Math.floor(ttl)) : 1)

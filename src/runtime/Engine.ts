@@ -852,7 +852,7 @@ const stage = (
   const head = last === undefined ? { seq: 0, hash: Digest.ZERO } : { seq: last.seq, hash: last.hash }
   const seq = (head.seq + 1) as Journal.Record["seq"]
   // The bytes and hash the store will give it (the writer's conclude relies on the same).
-  const raw = Journal.body({ ...append, run, seq })
+  const body = Journal.encoded(append, run, seq)
   const record = new Journal.Record(
     {
       run,
@@ -863,9 +863,9 @@ const stage = (
       effectKey: append.effectKey,
       kind: append.kind,
       prevHash: head.hash,
-      hash: Digest.chain(head.hash, raw),
+      hash: Journal.chained(body, head.hash),
       attestation: Option.none(),
-      raw,
+      raw: body.raw,
       // Built from a validated append and the head the store returned: validating again costs CPU only.
     },
     true,

@@ -20,11 +20,19 @@ export const reconciles = Metric.counter("agentplane.effects.reconciled", { incr
 export const budgetRefusals = Metric.counter("agentplane.budget.refusals", { incremental: true })
 export const compensations = Metric.counter("agentplane.saga.compensations", { incremental: true })
 
-const bump = (counter: Metric.Metric.Counter<number>, labels: ReadonlyArray<readonly [string, string]> = []) =>
-  counter.unsafeUpdate(
-    1,
-    labels.map(([k, v]) => MetricLabel.make(k, v)),
-  )
+// The label arrays, one per counter and labels: a counter finds its registry entry by the
+// array's identity (a WeakMap), so a fresh array each bump hashed a new key every time.
+const labelled = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+
+const bump = (counter: Metric.Metric.Counter<number>, labels: ReadonlyArray<readonly [string, string]> = []) => {
+  const key = labels.map(([k, v]) => `${k}=${v}`).join("\u0000")
+  let tags = labelled.get(key)
+  if (tags === undefined) {
+    tags = labels.map(([k, v]) => MetricLabel.make(k, v))
+    labelled.set(key, tags)
+  }
+  counter.unsafeUpdate(1, tags)
+}
 
 export const concluded = (outcome: string) => bump(runs, [["outcome", outcome]])
 export const performedEffect = (kind: string) => bump(effects, [["kind", kind]])

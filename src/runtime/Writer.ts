@@ -9,7 +9,6 @@
  * writes nothing: every write here is a no-op there.
  */
 import { Effect, Option } from "effect"
-import * as Digest from "../domain/Digest.js"
 import type { CaseId, Epoch, RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import type { Phase } from "../domain/Phase.js"
@@ -172,7 +171,7 @@ export const make = (options: {
         let hash = head.hash
         for (const p of pending) {
           seq += 1
-          hash = Digest.chain(hash, Journal.body({ ...p, run, seq: seq as Journal.Record["seq"] }))
+          hash = Journal.chained(Journal.encoded(p, run, seq as Journal.Record["seq"]), hash)
         }
         // Every field is typed and computed here: the class's validation would only repeat it.
         stage(
