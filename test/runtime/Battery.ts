@@ -19,6 +19,7 @@ import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
 import * as Targeted from "./Targeted.js"
+import * as TimerLeases from "./TimerLeases.js"
 import * as WaitCrashes from "./WaitCrashes.js"
 import * as WaitEdges from "./WaitEdges.js"
 import * as Waits from "./Waits.js"
@@ -49,6 +50,7 @@ export const suite = (backend: Backend.Backend) =>
     Targeted.suite(backend)
     WakeCommit.suite(backend)
     WakeRelease.suite(backend)
+    TimerLeases.suite(backend)
     Decide.suite(backend)
     WaitCrashes.suite(backend)
     Agents.suite(backend)
