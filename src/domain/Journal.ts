@@ -310,22 +310,29 @@ const Header = Schema.Struct({
 const decodeHeader = Schema.decodeUnknownEither(Header)
 const decodeKind = Schema.decodeUnknownEither(Kind)
 
-/** Reads a stored body back into its position and payload; anything that does not decode is `Left`. */
-export const parseBody = (raw: Uint8Array): Either.Either<Position & { readonly kind: Kind }, string> =>
-  // A view of the bytes, not a copy: only decoded here.
-  parseBodyText(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8"))
-
-/** `parseBody` of a body's text: a store reads back the text it has just made without re-encoding it. */
-export const parseBodyText = (text: string): Either.Either<Position & { readonly kind: Kind }, string> => {
-  let value: unknown
+const parseJson = (text: string): Either.Either<unknown, string> => {
   try {
-    value = JSON.parse(text)
+    return Either.right(JSON.parse(text))
   } catch (e) {
     return Either.left(`body is not JSON: ${String(e)}`)
   }
-  const header = decodeHeader(value)
+}
+
+/**
+ * The payload of a body's text, decoded as `parseBody` decodes it: a store reads back what it
+ * has just encoded, whose position it knows already, so only the payload needs the decoder.
+ */
+export const parseKindText = (text: string): Either.Either<Kind, string> =>
+  Either.flatMap(parseJson(text), (value) => Either.mapLeft(decodeKind(value), (e) => `body payload: ${e.message}`))
+
+/** Reads a stored body back into its position and payload; anything that does not decode is `Left`. */
+export const parseBody = (raw: Uint8Array): Either.Either<Position & { readonly kind: Kind }, string> => {
+  // A view of the bytes, not a copy: only decoded here.
+  const value = parseJson(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8"))
+  if (Either.isLeft(value)) return Either.left(value.left)
+  const header = decodeHeader(value.right)
   if (Either.isLeft(header)) return Either.left(`body header: ${header.left.message}`)
-  const payload = decodeKind(value)
+  const payload = decodeKind(value.right)
   if (Either.isLeft(payload)) return Either.left(`body payload: ${payload.left.message}`)
   const h = header.right
   return Either.right({

@@ -107,6 +107,24 @@ export const make = Effect.gen(function* () {
            (SELECT seq FROM journal WHERE tenant = ${0} AND run_id = ${1} ORDER BY seq DESC LIMIT 1) AS head_seq,
            (SELECT hash FROM journal WHERE tenant = ${0} AND run_id = ${1} ORDER BY seq DESC LIMIT 1) AS head_hash`
 
+  const readFrom = dialect.query(JournalRow, "journal", { named: true })`
+    SELECT ${RECORD_COLUMNS} FROM journal WHERE tenant = ${0} AND run_id = ${1} AND seq >= ${2} ORDER BY seq`
+
+  /**
+   * pg: the seal's release, outcome index and seal row in one round trip (the upsert always
+   * returns its row). Parameters: tenant, run, epoch, the outcome indexed, the seal's outcome, the
+   * chain head.
+   */
+  const sealAtOnce = dialect.query(SealedRow, "run_seal", { named: true })`
+    WITH released AS (UPDATE run_lease SET owner = '' WHERE tenant = ${0} AND run_id = ${1} AND epoch = ${2} RETURNING run_id),
+         indexed AS (INSERT INTO run_outcome (tenant, run_id, outcome, ordinal) VALUES (${0}, ${1}, ${3}, ${dialect.nextOrdinal})
+                     ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+                     RETURNING run_id)
+    INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
+    VALUES (${0}, ${1}, ${4}, ${5}, ${dialect.nextLogPosition}, ${dialect.now})
+    ON CONFLICT (tenant, run_id) DO NOTHING
+    RETURNING run_id, (SELECT COUNT(*) FROM indexed) AS indexed`
+
   const insertRecord = dialect.command({ named: true })`
     INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw)
     VALUES (${0}, ${1}, ${2}, ${3}, ${4}, ${5}, ${6}, ${7}, ${8}, ${9})
@@ -194,10 +212,22 @@ export const make = Effect.gen(function* () {
       const hash = Journal.chained(encoded, head.hash)
       // Decoded back from the text just written, so append returns exactly what `read` will
       // (a payload the encoding changes, an undefined field say, reads back as stored).
-      const body = Journal.parseBodyText(encoded.text)
-      if (Either.isLeft(body)) return Effect.fail(corruptAt(seq, body.left))
+      const kind = Journal.parseKindText(encoded.text)
+      if (Either.isLeft(kind)) return Effect.fail(corruptAt(seq, kind.left))
       const record = new Journal.Record(
-        { ...body.right, prevHash: head.hash, hash, attestation: Option.none(), raw },
+        {
+          run,
+          seq,
+          case: entry.case,
+          step: entry.step,
+          phase: entry.phase,
+          effectKey: entry.effectKey,
+          kind: kind.right,
+          prevHash: head.hash,
+          hash,
+          attestation: Option.none(),
+          raw,
+        },
         true,
       )
       const param = digestParam(hash)
@@ -554,7 +584,7 @@ export const make = Effect.gen(function* () {
               head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
             }
             // The lease is released by the seal's own commit (see the contract): pg in the same
-            // statement, sqlite in the same transaction.
+            // statement (`sealAtOnce`), sqlite in the same transaction.
             const insertSeal = sql`
               INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
               VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
@@ -572,12 +602,7 @@ export const make = Effect.gen(function* () {
               ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
               RETURNING run_id`
             if (dialect.writableCte) {
-              // pg: release, index and seal in one round trip (the upsert always returns its row).
-              const [row] = yield* sql`
-                WITH released AS (${release} RETURNING run_id), indexed AS (${index})
-                ${insertSeal}, (SELECT COUNT(*) FROM indexed) AS indexed`.pipe(
-                Effect.flatMap(decodeRows(SealedRow, "run_seal")),
-              )
+              const [row] = yield* sealAtOnce(tenant, run, epoch, indexAs, outcome, digestParam(head.hash))
               if (row === undefined) return yield* notWritten(`seal of ${run}`)
               if (row.indexed !== 1) return yield* notWritten(`outcome of ${run}`)
             } else {
@@ -596,11 +621,7 @@ export const make = Effect.gen(function* () {
     read: (run, from) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        const rows = yield* sql`
-          SELECT ${sql.literal(RECORD_COLUMNS)} FROM journal
-           WHERE tenant = ${tenant} AND run_id = ${run} AND seq >= ${Math.floor(from)}
-           ORDER BY seq`.pipe(Effect.flatMap(decodeRows(JournalRow, "journal")))
-        return yield* toRecords(rows)
+        return yield* toRecords(yield* readFrom(tenant, run, Math.floor(from)))
       }).pipe(Sql.orBackend),
 
     head: (run) =>

@@ -356,19 +356,25 @@ export const done = (
   output: Json,
   source: string,
 ): Journal.Append =>
-  new Journal.Append({
-    case: at.case,
-    step: at.step,
-    phase: at.phase,
-    effectKey: Option.some(key),
-    kind: {
-      kind: "EffectDone",
-      output,
-      source,
-      spend: Execution.spendJson(Quota.ZERO),
-      declared: "untrusted",
+  // Every field is typed, and `output` is a `Json` its boundary decoded (an event's payload, a
+  // decision, a timer's own answer): the class's pass over the whole `Kind` union only repeats it
+  // on every wake-up.
+  new Journal.Append(
+    {
+      case: at.case,
+      step: at.step,
+      phase: at.phase,
+      effectKey: Option.some(key),
+      kind: {
+        kind: "EffectDone",
+        output,
+        source,
+        spend: Execution.spendJson(Quota.ZERO),
+        declared: "untrusted",
+      },
     },
-  })
+    true,
+  )
 
 const write = <E>(exec: Exec, effect: Effect.Effect<void, E>): Effect.Effect<void> =>
   Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never })))
