@@ -3,7 +3,7 @@
  * raise. Each builds an execution (history, writer, lease) and hands it to the driver; every exit
  * but a test crash releases the lease and the quota slot and accrues spend, best effort.
  */
-import { Clock, Deferred, Duration, Effect, Either, Fiber, FiberSet, Option, Schedule, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, FiberSet, Option, Schedule, Schema } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
 import * as CaseM from "../domain/Case.js"
@@ -19,7 +19,7 @@ import * as Run from "../domain/Run.js"
 import type { Decision } from "../domain/Task.js"
 import * as TaskM from "../domain/Task.js"
 import type * as TaskId from "../domain/TaskId.js"
-import { Tenant } from "../domain/Tenant.js"
+import { Tenant, type TenantId } from "../domain/Tenant.js"
 import { NotPending } from "../errors/ClaimError.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
 import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
@@ -77,22 +77,43 @@ export const make = (options: Options) =>
           : Effect.fail(new PlanContract({ detail: `run ${def.capability} is not registered with this runtime` })),
       )
 
-    /** Renews the lease `epoch` of `run` every third of its TTL (at least each second) until interrupted or refused. */
-    const renewal = (run: RunId, epoch: Epoch) =>
-      journal
-        .renew(run, owner, epoch, ttl)
-        .pipe(
-          Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(ttl / 3))))),
-          Effect.delay(Duration.seconds(Math.max(1, Math.floor(ttl / 3)))),
-          Effect.ignore,
-        )
+    /**
+     * The leases this runtime holds while it works under them, renewed together by one fiber
+     * every third of the TTL (at least each second), so each is renewed within that period of
+     * being taken. A fiber per lease, forked and interrupted around every wake-up (one while it
+     * queued for a permit, one while it ran), cost a wake-up more CPU than its journal read. An
+     * entry leaves when its holder lets go or a renewal fails (the holder learns it at its next
+     * write, fenced), as a lease's own fiber used to stop. Each `hold` is an entry of its own.
+     */
+    const holdings = new Set<Holding>()
+    const hold = (run: RunId, epoch: Epoch, tenant: TenantId): Holding => {
+      const holding = { run, epoch, tenant }
+      holdings.add(holding)
+      return holding
+    }
+    const unhold = (holding: Holding | undefined) => {
+      if (holding !== undefined) holdings.delete(holding)
+    }
+    const renewHeld = Effect.suspend(() =>
+      Effect.forEach(
+        [...holdings],
+        (h) =>
+          journal.renew(h.run, owner, h.epoch, ttl).pipe(
+            Effect.provideService(Tenant, h.tenant),
+            Effect.catchAllCause(() => Effect.sync(() => unhold(h))),
+          ),
+        { concurrency: 8, discard: true },
+      ),
+    )
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.zipRight(Effect.sleep(Duration.seconds(Math.max(1, Math.floor(ttl / 3)))), renewHeld)),
+    )
 
     /** Drives an execution under `epoch`, renewing the lease meanwhile, then cleans up as §7.4 says. */
     const drive = (exec: Execution.Execution, epoch: Option.Option<Epoch>, quota: Quota.TenantQuota, woken?: Woken) =>
       Effect.gen(function* () {
-        const renewing = Option.isSome(epoch) ? yield* Effect.forkScoped(renewal(exec.run, epoch.value)) : undefined
-        const verdict = yield* Driver.execute(exec)
-        if (renewing !== undefined) yield* Fiber.interrupt(renewing)
+        const holding = Option.isSome(epoch) ? hold(exec.run, epoch.value, yield* Tenant) : undefined
+        const verdict = yield* Driver.execute(exec).pipe(Effect.ensuring(Effect.sync(() => unhold(holding))))
         const stop = verdict.stop
         if (Option.isSome(stop) && stop.value._tag === "Crash") {
           return yield* new Crashed({ run: exec.run, point: stop.value.point })
@@ -554,8 +575,7 @@ export const make = (options: Options) =>
           Effect.ignore,
           Effect.provideService(Tenant, tenant),
         )
-        const queued = Effect.provideService(renewal(run, epoch), Tenant, tenant)
-        return { _tag: "Resumed", resume, queued } satisfies Woke
+        return { _tag: "Resumed", resume, lease: { run, epoch, tenant } } satisfies Woke
       })
 
     /**
@@ -563,15 +583,22 @@ export const make = (options: Options) =>
      * The lease was taken before the permit, so it is renewed while the resume queues for one
      * (issue 16 C): unrenewed, it lapsed under its live owner behind long runs, and another
      * instance's recovery resumed the run too. The caller (an HTTP delivery) is not held: it
-     * returns once the resume is forked, as before. The renewal is a child of the queued fiber,
-     * so it ends with it; once the permit is held, `drive` renews instead.
+     * returns once the resume is forked, as before. The lease is held until the permit is (or
+     * the fiber ends without one); from then on `drive` holds it.
      */
-    const inBackground = (woke: { readonly resume: Effect.Effect<void>; readonly queued: Effect.Effect<void> }) =>
+    const inBackground = (woke: { readonly resume: Effect.Effect<void>; readonly lease: Holding }) =>
       FiberSet.run(
         background,
-        Effect.gen(function* () {
-          const renewing = yield* Effect.fork(woke.queued)
-          yield* wakers.withPermits(1)(Effect.zipRight(Fiber.interrupt(renewing), woke.resume))
+        Effect.suspend(() => {
+          const queued = hold(woke.lease.run, woke.lease.epoch, woke.lease.tenant)
+          return wakers
+            .withPermits(1)(
+              Effect.zipRight(
+                Effect.sync(() => unhold(queued)),
+                woke.resume,
+              ),
+            )
+            .pipe(Effect.ensuring(Effect.sync(() => unhold(queued))))
         }),
       )
 
@@ -601,9 +628,14 @@ export const make = (options: Options) =>
         // Granted leases whose wake-up has not started: each start takes its own out (a single
         // synchronous step, so it and the pass's give-back below never both act on one lease).
         const unstarted = new Map(granted)
+        // Held (renewed) while their wake-ups queue for a permit; each start lets its own go.
+        const queuedHolds: Array<Holding> = []
         yield* Effect.addFinalizer(() =>
-          Effect.forEach(unstarted.values(), (l) => Effect.ignore(journal.releaseLease(l.run, l.epoch)), {
-            discard: true,
+          Effect.suspend(() => {
+            for (const h of queuedHolds) unhold(h)
+            return Effect.forEach(unstarted.values(), (l) => Effect.ignore(journal.releaseLease(l.run, l.epoch)), {
+              discard: true,
+            })
           }),
         )
         const woken: Array<Deferred.Deferred<boolean>> = []
@@ -611,10 +643,11 @@ export const make = (options: Options) =>
           const lease = granted.get(t.run)
           // One wake-up per granted lease; another due timer of the same run acquires for itself.
           granted.delete(t.run)
-          const queued = lease === undefined ? undefined : yield* Effect.forkScoped(renewal(t.run, lease.epoch))
+          const queued = lease === undefined ? undefined : hold(t.run, lease.epoch, tenant)
+          if (queued !== undefined) queuedHolds.push(queued)
           const resumed = yield* Deferred.make<boolean>()
           const one = Effect.gen(function* () {
-            if (queued !== undefined) yield* Fiber.interrupt(queued)
+            unhold(queued)
             const held = lease !== undefined && unstarted.delete(t.run)
             const answer = { fired_at: t.fireAt }
             const disarm = timers.disarm(t.run, t.effect)
@@ -830,7 +863,14 @@ interface Woken {
 type Woke =
   | { readonly _tag: "Busy" }
   | { readonly _tag: "NotWaiting" }
-  | { readonly _tag: "Resumed"; readonly resume: Effect.Effect<void>; readonly queued: Effect.Effect<void> }
+  | { readonly _tag: "Resumed"; readonly resume: Effect.Effect<void>; readonly lease: Holding }
+
+/** A lease the runtime renews while it holds it: the run, its epoch, and the tenant it is of. */
+interface Holding {
+  readonly run: RunId
+  readonly epoch: Epoch
+  readonly tenant: TenantId
+}
 
 /** A wake-up's answer: the append the writer stages, the record it becomes once durable (so the replay finds it now), and the durable head it follows. */
 interface Staged {
