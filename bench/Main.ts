@@ -23,6 +23,7 @@ const main = async () => {
   const log = (line: string) => process.stdout.write(`${line}\n`)
   const started = performance.now()
   const loadAtStart = load()
+  const speedAtStart = speedCheck()
   const db = await Databases.create()
   log(`bench: database ${db.pgName}, sqlite ${db.sqliteFile}${quick ? " (quick)" : ""}`)
   let removing: Promise<void> | undefined
@@ -57,6 +58,7 @@ const main = async () => {
       command: `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`,
       seconds,
       load: `load average (1 / 5 / 15 min) ${loadAtStart} at the start, ${load()} at the end, on ${cpus().length} cores`,
+      speed: `a fixed single-core workload (\`speedCheck\` in bench/Main.ts) took ${speedAtStart.toFixed(0)} ms at the start and ${speedCheck().toFixed(0)} ms at the end; lower is faster. This VM's speed has drifted by up to 1.6× within an hour at the same load, so compare figures of one run, or of runs with a like check`,
     }
     const path = join(import.meta.dirname, "..", "BENCHMARKS.md")
     const sections: Array<string> = []
@@ -76,6 +78,29 @@ const main = async () => {
     await cleanup()
   }
 }
+
+/**
+ * Milliseconds a fixed piece of single-core work takes (integer arithmetic, then JSON in and out,
+ * the kind of work a wake-up does): the machine's speed at the moment, since the same code on the
+ * same idle VM has run at rates 1.6× apart an hour apart. The best of three, to skip a stray pause.
+ */
+const speedCheck = (): number => {
+  let best = Number.POSITIVE_INFINITY
+  for (let round = 0; round < 3; round++) {
+    const start = performance.now()
+    let x = 0
+    for (let i = 0; i < 10_000_000; i++) x = (x * 31 + i) | 0
+    let kept = 0
+    for (let i = 0; i < 100_000; i++)
+      kept += (JSON.parse(JSON.stringify({ i, s: "x".repeat(20), a: [1, 2, 3] })) as { i: number }).i & 1
+    best = Math.min(best, performance.now() - start)
+    sink = x + kept
+  }
+  return best
+}
+
+/** Where `speedCheck` leaves its results, so no loop of it is work nothing reads. */
+export let sink = 0
 
 /** The 1 / 5 / 15 minute load averages: the bench shares the machine's cores with whatever else runs. */
 const load = (): string =>

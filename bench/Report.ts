@@ -29,6 +29,7 @@ export interface Environment {
   readonly command: string
   readonly seconds: number
   readonly load: string
+  readonly speed: string
 }
 
 export const render = (
@@ -127,6 +128,7 @@ const header = (env: Environment): ReadonlyArray<string> => [
   "",
   `- Machine: ${env.machine}`,
   `- Load: ${env.load}`,
+  `- Speed: ${env.speed}`,
   `- Versions: ${env.versions}`,
   "",
 ]
@@ -161,7 +163,7 @@ const runtimeSection = (r: RuntimeBench.Results): ReadonlyArray<string> => [
   ),
   "",
   `Wake-ups (issue 16): runs suspended on a timer already due, fired through \`Runtime.fireTimers(128)\` by 1 or 4 concurrent callers (instances' timer passes) until every run is sealed; floor ≥ ${WAKE_FLOOR}/s. ` +
-    "Each wake-up is sequential within its caller: acquire the lease, read the journal, append the answer, disarm, then the resume (replay, seal, release) runs in the background, 16 at a time.",
+    "A pass claims up to 128 due timers and takes their runs' leases in one statement (`acquireMany`); each wake-up reads its run's journal and stages the answer, and the resume (replay, conclusion) commits the answer, the seal, the lease's release and the disarm in one transaction, 16 resumes at a time.",
   "",
   "| backend | due | callers | wake-ups/s | seconds | a lone timer's wake-up (its claim and lease included; a full batch shares those), client: transactions + single statements |",
   "|---|--:|--:|--:|--:|--:|",
