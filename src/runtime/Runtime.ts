@@ -166,7 +166,11 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
 export interface Options {
   /** This instance's lease owner name; default `runtime-<random>`. */
   readonly owner?: string
-  /** Lease TTL in whole seconds (≥ 1), renewed at a third of it while a run executes; default 30. */
+  /**
+   * Lease TTL in whole seconds (≥ 1), renewed every third of it while a run executes or waits for
+   * a permit; default 30. Expiries are whole seconds, so a 1 s lease can lapse at a second
+   * boundary under its live owner: 2 is the shortest that holds.
+   */
   readonly leaseTtlSecs?: number
   /** The policy-bundle identity runs are admitted under; resume requires the same. Default `default`. */
   readonly policyBundle?: string
