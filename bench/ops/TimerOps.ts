@@ -1,6 +1,7 @@
 /**
- * TimerStore's sweep: `claimDue` taking 1 and 100 due timers. The raw mirror is the one
- * `UPDATE … IN (SELECT … FOR UPDATE SKIP LOCKED)` statement `TimerStoreSql` sends, in its transaction.
+ * TimerStore's sweep: `claimDue` taking 1 and 100 due timers. The raw mirror is the one statement
+ * `TimerStoreSql` sends, in its transaction: on pg `WITH picked AS MATERIALIZED (SELECT … FOR
+ * UPDATE SKIP LOCKED) UPDATE … FROM picked`, on sqlite `UPDATE … IN (SELECT …)`.
  */
 import { Effect } from "effect"
 import { CLAIM_LEASE_SECS } from "../../src/domain/Timer.js"
@@ -8,11 +9,11 @@ import { TimerStore } from "../../src/services/TimerStore.js"
 import { effectKey, expect, NOW, type Op, runId } from "../Op.js"
 import { insertRows, pick } from "../Raw.js"
 
-const PICK = `SELECT tenant, run_id, effect_key FROM timers WHERE tenant = $5 AND claimable_at <= $6 ORDER BY fire_at, run_id, effect_key LIMIT $7`
 // sqlite: the store walks timers_pending in claim order and stops at the limit (TimerStoreSql).
 const PICK_SQLITE = `SELECT tenant, run_id, effect_key FROM timers INDEXED BY timers_pending WHERE tenant = $5 AND fire_at <= $6 AND claimable_at <= $7 ORDER BY fire_at, run_id, effect_key LIMIT $8`
-const claim = (pick: string, lock: string) =>
-  `UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 WHERE tenant = $4 AND (tenant, run_id, effect_key) IN (${pick}${lock}) RETURNING run_id, effect_key, case_id, step, phase, fire_at`
+const CLAIM_PG = `WITH picked AS MATERIALIZED ( SELECT tenant, run_id, effect_key FROM timers WHERE tenant = $4 AND claimable_at <= $5 ORDER BY fire_at, run_id, effect_key LIMIT $6 FOR UPDATE SKIP LOCKED) UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 FROM picked WHERE timers.tenant = picked.tenant AND timers.run_id = picked.run_id AND timers.effect_key = picked.effect_key RETURNING timers.run_id, timers.effect_key, timers.case_id, timers.step, timers.phase, timers.fire_at`
+const claimSqlite = (pick: string) =>
+  `UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 WHERE tenant = $4 AND (tenant, run_id, effect_key) IN (${pick}) RETURNING run_id, effect_key, case_id, step, phase, fire_at`
 
 const claimDue = (limit: number, ops: number): Op => ({
   name: `claimDue (limit ${limit})`,
@@ -38,16 +39,8 @@ const claimDue = (limit: number, ops: number): Op => ({
       await raw.tx(async (q) => {
         const rows =
           raw.dialect === "pg"
-            ? await q(claim(PICK, " FOR UPDATE SKIP LOCKED"), [
-                NOW,
-                NOW,
-                CLAIM_LEASE_SECS,
-                cell.tenant,
-                cell.tenant,
-                NOW,
-                limit,
-              ])
-            : await q(pick(raw, claim(PICK_SQLITE, "")), [
+            ? await q(CLAIM_PG, [NOW, NOW, CLAIM_LEASE_SECS, cell.tenant, NOW, limit])
+            : await q(pick(raw, claimSqlite(PICK_SQLITE)), [
                 NOW,
                 NOW,
                 CLAIM_LEASE_SECS,

@@ -24,15 +24,25 @@ export const make = Effect.gen(function* () {
   // in SQL as BIGINT, so an instant past 2^31 never meets int4. Unnamed on pg: how many timers
   // are due is the skew a generic plan gets wrong (a tenant with a million beside one with none).
   // pg: SKIP LOCKED, so a second sweeper takes the next rows instead of waiting for ours; a row
-  // claimed while we looked is re-checked on locking and skipped.
+  // claimed while we looked is re-checked on locking and skipped. The pick is a MATERIALIZED CTE
+  // and the update finds its rows through the primary key from it. Written as `WHERE tenant = $t
+  // AND … IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`, statistics older than the tenant's
+  // backlog (its 10,000 due timers arrived after an ANALYZE that saw none) made the planner scan
+  // the tenant's rows as the outer side of a nested-loop semi join and run the pick again, locking
+  // anew, for every one of them: 8-14 s a claim with four sweepers at 10,000 due, until one passed
+  // the 30 s statement timeout. The tenant reaches the update through `picked`, whose rows are all
+  // the caller's; a constant tenant filter there would bring the bad estimate back (with the pick
+  // run once, still 300 ms: 10,000 outer rows, each compared with 128).
   const claimPg = dialect.query(TimerRow, "timers")`
+    WITH picked AS MATERIALIZED (
+      SELECT tenant, run_id, effect_key FROM timers
+       WHERE tenant = ${3} AND claimable_at <= ${4}
+       ORDER BY fire_at, run_id, effect_key
+       LIMIT ${5} FOR UPDATE SKIP LOCKED)
     UPDATE timers SET claimed_at = ${0}, claimable_at = CAST(${1} AS BIGINT) + ${2}
-     WHERE tenant = ${3} AND (tenant, run_id, effect_key) IN (
-       SELECT tenant, run_id, effect_key FROM timers
-        WHERE tenant = ${4} AND claimable_at <= ${5}
-        ORDER BY fire_at, run_id, effect_key
-        LIMIT ${6} FOR UPDATE SKIP LOCKED)
-    RETURNING run_id, effect_key, case_id, step, phase, fire_at`
+      FROM picked
+     WHERE timers.tenant = picked.tenant AND timers.run_id = picked.run_id AND timers.effect_key = picked.effect_key
+    RETURNING timers.run_id, timers.effect_key, timers.case_id, timers.step, timers.phase, timers.fire_at`
 
   // sqlite: one writer runs the whole statement at once; nobody can interleave. It walks
   // `timers_pending` in the claim's own order and stops after `n` takeable rows: through
@@ -74,7 +84,7 @@ export const make = Effect.gen(function* () {
       return Effect.map(
         dialect.write(
           dialect.name === "pg"
-            ? claimPg(now, now, CLAIM_LEASE_SECS, tenant, tenant, now, n)
+            ? claimPg(now, now, CLAIM_LEASE_SECS, tenant, now, n)
             : claimSqlite(now, now, CLAIM_LEASE_SECS, tenant, tenant, now, now, n),
         ),
         // RETURNING promises no order; the contract's is fire instant, then run, then effect.
