@@ -79,14 +79,17 @@ export const make = (options: Options) =>
 
     /**
      * The leases this runtime holds while it works under them, renewed together by one fiber
-     * every third of the TTL, so each is renewed within that period of being taken. A third, not
-     * whole seconds of it: the store keeps expiries in whole seconds (`floor(now) + ttl`), so a 2 s
-     * lease renewed each second lapsed whenever a renewal slipped past a second boundary, and a
-     * 1 s lease lapsed before its first renewal. Every 667 ms a 2 s lease always has a second
-     * left; a 1 s lease can still lapse at a second boundary, so 2 s is the shortest that holds. A fiber per lease, forked and interrupted around every wake-up (one while it
-     * queued for a permit, one while it ran), cost a wake-up more CPU than its journal read. An
-     * entry leaves when its holder lets go or a renewal fails (the holder learns it at its next
-     * write, fenced), as a lease's own fiber used to stop. Each `hold` is an entry of its own.
+     * every third of the TTL, so each is renewed within that period of being taken. A fiber per
+     * lease, forked and interrupted around every wake-up (one while it queued for a permit, one
+     * while it ran), cost a wake-up more CPU than its journal read. An entry leaves when its
+     * holder lets go or a renewal fails (the holder learns it at its next write, fenced), as a
+     * lease's own fiber used to stop. Each `hold` is an entry of its own.
+     *
+     * A third in milliseconds, not whole seconds of it: the store keeps expiries in whole seconds
+     * (`floor(now) + ttl`), so a 2 s lease renewed each second lapsed whenever a renewal slipped
+     * past a second boundary, and a 1 s lease lapsed before its first renewal. Every 667 ms a 2 s
+     * lease always has a second left; a 1 s lease can still lapse at a second boundary, so 2 s is
+     * the shortest that holds.
      */
     const holdings = new Set<Holding>()
     const hold = (run: RunId, epoch: Epoch, tenant: TenantId): Holding => {
