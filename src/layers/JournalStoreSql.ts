@@ -290,16 +290,29 @@ export const make = Effect.gen(function* () {
       )
       let built = yield* build(run, head, batch)
       if (dialect.writableCte && built.length > 0) {
+        // A batch longer than WRITE_CHUNK goes in statements of that many records, each checking
+        // the head the one before it left (see WRITE_CHUNK).
+        const writeChunk = (at: number, seq: number) => {
+          const chunk = built.slice(at, at + WRITE_CHUNK)
+          return Effect.map(
+            writeAtOnce(chunk.length)(tenant, run, seq, epoch, lastCase, ...chunk.flatMap((b) => b.row)).pipe(
+              Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)),
+            ),
+            ([written]) => ({
+              written,
+              whole: written !== undefined && written.written === chunk.length && written.touched === 1,
+            }),
+          )
+        }
         for (;;) {
-          const [written] = yield* writeAtOnce(built.length)(
-            tenant,
-            run,
-            head.seq,
-            epoch,
-            lastCase,
-            ...built.flatMap((b) => b.row),
-          ).pipe(Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)))
-          if (written !== undefined && written.written === built.length && written.touched === 1) break
+          const { written, whole } = yield* writeChunk(0, head.seq)
+          if (whole) {
+            // The first chunk found the head it was built on; the rest follow our own rows.
+            for (let at = WRITE_CHUNK; at < built.length; at += WRITE_CHUNK) {
+              if (!(yield* writeChunk(at, head.seq + at)).whole) return yield* notWritten(`a batch of ${run}`)
+            }
+            break
+          }
           if (written !== undefined && written.written !== 0) return yield* notWritten(`a batch of ${run}`)
           // Another holder's append or seal committed while we waited for the lock: read again,
           // now that we hold it, and rebuild the batch on what is there.
@@ -796,6 +809,14 @@ export const layer: Layer.Layer<JournalStore, never, SqlClient.SqlClient> = Laye
 // internal
 
 const RECORD_COLUMNS = "run_id, seq, prev_hash, hash, raw, key_id, signature"
+
+/**
+ * pg: records per batch statement. The protocol counts a statement's parameters in 16 bits
+ * (65,535), and a record takes 7 besides the statement's 5: a run that staged 10,001 records
+ * (the replay bench's longest) sent 70,012, which pg read as 4,476 and refused ("bind message has
+ * 4476 parameter formats but 1 parameters"). 1,000 records are 7,005 parameters.
+ */
+const WRITE_CHUNK = 1000
 
 // Runs per lease upsert of `acquireMany`: 5 parameters each, far under both dialects' limits.
 const ACQUIRE_CHUNK = 500

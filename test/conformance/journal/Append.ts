@@ -94,6 +94,27 @@ export const append = (test: Tester) => {
         }),
       ))
 
+    // pg counts a statement's parameters in 16 bits: a batch of 10,001 records in one statement
+    // sent 70,012 and was refused; the store writes it in chunks inside the one transaction.
+    test("a batch of 10,001 records is written whole, contiguous and chained, and reads back", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* JournalStore
+          const { run, records } = yield* written(10_001)
+          assert.strictEqual(records.length, 10_001)
+          const back = yield* store.read(run, 1)
+          assert.strictEqual(back.length, 10_001)
+          let prev = Digest.ZERO
+          for (const [i, r] of back.entries()) {
+            assert.strictEqual(r.seq, i + 1)
+            assert.strictEqual(r.prevHash, prev)
+            prev = r.hash
+          }
+          assert.strictEqual(back[10_000]?.hash, records[10_000]?.hash)
+          assert.deepStrictEqual((yield* store.head(run)).seq, 10_001)
+        }),
+      ))
+
     test("a record over 1 MiB is RecordTooLarge and its whole batch writes nothing", () =>
       asFreshTenant(
         Effect.gen(function* () {
