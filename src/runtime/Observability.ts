@@ -20,8 +20,9 @@ export const reconciles = Metric.counter("agentplane.effects.reconciled", { incr
 export const budgetRefusals = Metric.counter("agentplane.budget.refusals", { incremental: true })
 export const compensations = Metric.counter("agentplane.saga.compensations", { incremental: true })
 
-// The label arrays, one per counter and labels: a counter finds its registry entry by the
-// array's identity (a WeakMap), so a fresh array each bump hashed a new key every time.
+// One label array per set of labels, shared by the counters: each counter finds its registry
+// entry by the array's identity (a WeakMap of its own), so a fresh array each bump hashed a new
+// key every time. Label values are fixed enums or declared kinds, so the map stays small.
 const labelled = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
 
 const bump = (counter: Metric.Metric.Counter<number>, labels: ReadonlyArray<readonly [string, string]> = []) => {
