@@ -3,7 +3,7 @@
  * test can play "a fresh process" by building a second one over the same database, counters kept
  * outside the journal, and a few effect kinds whose acts count themselves.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import * as Calendar from "../../src/domain/Calendar.js"
 import type * as Deadline from "../../src/domain/Deadline.js"
 import * as EffectKey from "../../src/domain/EffectKey.js"
@@ -137,6 +137,16 @@ export const acting = <R = never>(
 export class Rejected extends Schema.TaggedError<Rejected>()("Rejected", { reason: Schema.String }) {}
 
 /** The journal of a run, oldest first. */
+/** `clock` moved `secs` ahead: a later sweep, past the 60 s a timer claim lasts. */
+export const clockAhead = (clock: Clock.Clock, secs: number): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + secs * 1000,
+  currentTimeMillis: Effect.sync(() => clock.unsafeCurrentTimeMillis() + secs * 1000),
+  unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n,
+  currentTimeNanos: Effect.sync(() => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n),
+  sleep: (d) => clock.sleep(d),
+})
+
 export const journalOf = (run: RunId) => Effect.flatMap(JournalStore, (j) => j.read(run, 1))
 
 /** The payloads of a run's journal of one record kind, in journal order. */

@@ -8,7 +8,7 @@
  * the second run's wake-up queues behind it; another owner tries the second run's lease.
  */
 import { describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Either, Fiber, Schedule, Schema } from "effect"
+import { Deferred, Effect, Either, Fiber, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import type { RunId } from "../../src/domain/Ids.js"
 import * as Run from "../../src/domain/Run.js"
@@ -71,16 +71,6 @@ const queueSecond = (s: Effect.Effect.Success<ReturnType<typeof setup>>) =>
 
 const sealedOnce = (run: RunId) =>
   Effect.map(Support.journalOf(run), (records) => Support.ofKind(records, "RunSealed").map((s) => s.kind.outcome))
-
-/** The clock `secs` ahead: a later pass, past the 60 s a timer claim lasts. */
-const ahead = (clock: Clock.Clock, secs: number): Clock.Clock => ({
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + secs * 1000,
-  currentTimeMillis: Effect.sync(() => clock.unsafeCurrentTimeMillis() + secs * 1000),
-  unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n,
-  currentTimeNanos: Effect.sync(() => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n),
-  sleep: (d) => clock.sleep(d),
-})
 
 export const suite = (backend: Backend.Backend) =>
   describe("timer pass leases", () => {
@@ -150,7 +140,7 @@ export const suite = (backend: Backend.Backend) =>
             expect(pending.some((t) => t.run === q.queued.run)).toBe(true)
             // Its timer is still armed: a later pass, past the interrupted one's claim, wakes it once.
             const clock = yield* Effect.clock
-            const again = yield* Effect.withClock(rt.fireTimers(128), ahead(clock, 120))
+            const again = yield* Effect.withClock(rt.fireTimers(128), Support.clockAhead(clock, 120))
             expect(again.fired).toBe(1)
             yield* rt.idle
             for (const r of [q.holder, q.queued]) {

@@ -87,16 +87,6 @@ const bounded = () =>
     period: "monthly",
   })
 
-/** The clock `secs` ahead: a sweep past the 60 s a dead process's timer claim lasts. */
-const ahead = (clock: Clock.Clock, secs: number): Clock.Clock => ({
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + secs * 1000,
-  currentTimeMillis: Effect.sync(() => clock.unsafeCurrentTimeMillis() + secs * 1000),
-  unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n,
-  currentTimeNanos: Effect.sync(() => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n),
-  sleep: (d) => clock.sleep(d),
-})
-
 const nowSecs = Effect.map(Clock.currentTimeMillis, (ms) => Timestamp.make(Math.floor(ms / 1000)))
 
 /** The stimulus that answers the workload's wait: the event, alice's decision, or a sweep that fires the timer. */
@@ -128,7 +118,7 @@ const recover = (w: Workload, run: RunId, order: string) =>
       yield* Effect.ignore(
         Effect.withClock(
           Effect.flatMap(nowSecs, (now) => Sweeper.sweep(now)),
-          ahead(clock, 120),
+          Support.clockAhead(clock, 120),
         ),
       )
       yield* rt.idle

@@ -4,7 +4,7 @@
  * leaves the lease to lapse and the timer armed, so a later firing still wakes the run once.
  */
 import { describe, it } from "@effect/vitest"
-import { Clock, Effect, Either, Layer, Schedule, Schema } from "effect"
+import { Effect, Either, Layer, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import * as Run from "../../src/domain/Run.js"
 import { Backend as BackendError } from "../../src/errors/StoreError.js"
@@ -92,16 +92,6 @@ const countingLeases = (base: Layer.Layer<Backend.Stores, BackendError>) => {
   return { stores: Layer.merge(base, journal), calls }
 }
 
-/** The clock `secs` ahead: a later sweep, past the 60 s a timer claim lasts. */
-const ahead = (clock: Clock.Clock, secs: number): Clock.Clock => ({
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + secs * 1000,
-  currentTimeMillis: Effect.sync(() => clock.unsafeCurrentTimeMillis() + secs * 1000),
-  unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n,
-  currentTimeNanos: Effect.sync(() => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n),
-  sleep: (d) => clock.sleep(d),
-})
-
 export const suite = (backend: Backend.Backend) =>
   describe("wake-up commits", () => {
     it.live("a fired timer's answer costs no commit: it rides in one batch with the act's announcement", () => {
@@ -183,7 +173,7 @@ export const suite = (backend: Backend.Backend) =>
         expect(resumed.status._tag).toBe("Suspended")
         // A later sweep, past the timer claim's 60 s, fires it again and the run finishes once.
         const clock = yield* Effect.clock
-        const again = yield* Effect.withClock(rt.fireTimers(128), ahead(clock, 120))
+        const again = yield* Effect.withClock(rt.fireTimers(128), Support.clockAhead(clock, 120))
         expect(again.fired).toBe(1)
         yield* rt.idle
         expect(counter.get("wakecommit.after")).toBe(1)

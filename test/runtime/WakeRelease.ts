@@ -5,7 +5,7 @@
  * right after it leaves both; never an answer with its timer armed, or a timer gone unanswered.
  */
 import { describe, it } from "@effect/vitest"
-import { Clock, Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { expect } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Deadline from "../../src/domain/Deadline.js"
@@ -81,16 +81,6 @@ const killedInsideRelease = (backend: Backend.Backend) => {
   return { stores: Layer.mergeAll(base, timers, events), kills: () => kills }
 }
 
-/** The clock `secs` ahead: a later sweep, past the 60 s a timer claim lasts. */
-const ahead = (clock: Clock.Clock, secs: number): Clock.Clock => ({
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis() + secs * 1000,
-  currentTimeMillis: Effect.sync(() => clock.unsafeCurrentTimeMillis() + secs * 1000),
-  unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n,
-  currentTimeNanos: Effect.sync(() => clock.unsafeCurrentTimeNanos() + BigInt(secs) * 1_000_000_000n),
-  sleep: (d) => clock.sleep(d),
-})
-
 const firedAnswers = (run: RunId) =>
   Effect.map(Support.journalOf(run), (records) =>
     records.filter((r) => r.kind.kind === "EffectDone" && isFired(r.kind.output)),
@@ -125,7 +115,7 @@ export const suite = (backend: Backend.Backend) =>
         const clock = yield* Effect.clock
         const again = yield* Support.on(healthy)(
           Effect.flatMap(Runtime.Runtime, (h) =>
-            Effect.zipLeft(Effect.withClock(h.fireTimers(128), ahead(clock, 120)), h.idle),
+            Effect.zipLeft(Effect.withClock(h.fireTimers(128), Support.clockAhead(clock, 120)), h.idle),
           ),
         )
         expect(again.fired).toBe(1)
