@@ -596,24 +596,13 @@ export const make = Effect.gen(function* () {
               const top = records[records.length - 1]
               head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
             }
-            // The lease is released by the seal's own commit (see the contract): pg in the same
-            // statement (`sealAtOnce`), sqlite in the same transaction.
-            const insertSeal = sql`
-              INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
-              VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
-              ON CONFLICT (tenant, run_id) DO NOTHING
-              RETURNING run_id`
-            const release = sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`
             // The outcome `runsByOutcome` lists the run under: its last conclusion record's (the
             // last conclusion wins), else the seal's own, so a bare seal (the sweeper's evidence
             // runs seal `swept` with no record) is listed too.
             const concluded = [...(last ?? [])].reverse().find((a) => a.kind.kind === "RunSealed")?.kind
             const indexAs = concluded?.kind === "RunSealed" ? concluded.outcome : outcome
-            const index = sql`
-              INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
-              VALUES (${tenant}, ${run}, ${indexAs}, ${nextOrdinal(tenant, indexAs)})
-              ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
-              RETURNING run_id`
+            // The lease is released by the seal's own commit (see the contract): pg in the same
+            // statement (`sealAtOnce`), sqlite in the same transaction.
             if (dialect.writableCte) {
               const [row] = yield* sealAtOnce(tenant, run, epoch, indexAs, outcome, digestParam(head.hash))
               if (row === undefined) return yield* notWritten(`seal of ${run}`)
@@ -621,9 +610,23 @@ export const make = Effect.gen(function* () {
             } else {
               // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
               // conclusion record of the last batch was indexed with it (`appendWithin`).
-              const written = yield* Effect.zipLeft(insertSeal, release)
+              const written = yield* Effect.zipLeft(
+                sql`
+                  INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
+                  VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
+                  ON CONFLICT (tenant, run_id) DO NOTHING
+                  RETURNING run_id`,
+                sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`,
+              )
               if (written.length === 0) return yield* notWritten(`seal of ${run}`)
-              if (concluded === undefined && (yield* index).length === 0) return yield* notWritten(`outcome of ${run}`)
+              if (concluded === undefined) {
+                const indexed = yield* sql`
+                  INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+                  VALUES (${tenant}, ${run}, ${indexAs}, ${nextOrdinal(tenant, indexAs)})
+                  ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+                  RETURNING run_id`
+                if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
+              }
             }
             if (alongside !== undefined) yield* alongside
             return head.hash
