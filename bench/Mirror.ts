@@ -1,6 +1,6 @@
 /**
- * The staleness check for the raw mirrors: runs each operation once through the store, with its
- * statements captured on the SqlClient's own path (`Capture`), and once through its raw mirror
+ * The staleness check for the raw mirrors: runs each operation twice through the store, with its
+ * statements captured on the SqlClient's own path (`Capture`), and twice through its raw mirror
  * with the driver's statements recorded, and compares the two scripts statement for statement,
  * transaction boundaries included. A store whose SQL changes fails this check, naming the first
  * statement that differs, before anything is timed.
@@ -25,8 +25,12 @@ export interface Stale {
 export const scripts = async (op: Op, runtime: Runtime, raw: Raw, tenantPrefix: string) => {
   const viaStore = op.make({ tenant: `${tenantPrefix}-store`, count: 2, workers: 1 })
   await viaStore.seed(raw)
+  // Two calls each: a store that remembers something from its first call (pg's journal head)
+  // sends its second differently, and the mirror must follow both.
   const captured = await runtime.runPromise(
-    capture(viaStore.store(0, 0)).pipe(Effect.provideService(Tenant, TenantId.make(`${tenantPrefix}-store`))),
+    capture(Effect.zipRight(viaStore.store(0, 0), viaStore.store(1, 0))).pipe(
+      Effect.provideService(Tenant, TenantId.make(`${tenantPrefix}-store`)),
+    ),
   )
   const viaRaw = op.make({ tenant: `${tenantPrefix}-raw`, count: 2, workers: 1 })
   await viaRaw.seed(raw)
@@ -34,6 +38,7 @@ export const scripts = async (op: Op, runtime: Runtime, raw: Raw, tenantPrefix: 
   let sent: ReadonlyArray<string> = []
   try {
     await viaRaw.raw(raw, 0, 0)
+    await viaRaw.raw(raw, 1, 0)
   } finally {
     sent = raw.record ?? []
     raw.record = undefined

@@ -1,8 +1,9 @@
 /**
  * JournalStore's `append` of one `EffectStarted`/`EffectDone` pair: the write every effect of a
- * run makes. The raw mirror sends `JournalStoreSql`'s statements in its transaction: one read of
+ * run makes. The raw mirror sends `JournalStoreSql`'s statements: in a transaction, one read of
  * the locked lease row, the seal and the head; then pg writes both records and the activity touch
- * in one guarded statement, sqlite in three (no writes inside WITH there).
+ * in one guarded statement, sqlite in three (no writes inside WITH there). pg remembers the head
+ * it wrote, so a run's later pairs are that guarded statement alone, as the store's are.
  * It builds each record's bytes with the domain's canonical encoder and chains the hash as the
  * store does: any client must send those bytes, so that work is part of the ceiling, not overhead.
  */
@@ -20,8 +21,8 @@ const PG_STATE = state("FOR UPDATE", (n) => `$${n}`)
 const SQLITE_STATE = state("", () => "?")
 const INSERT_RECORD = `INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq`
 const SQLITE_ACTIVITY = `INSERT INTO run_activity (tenant, run_id, case_id, updated_at) VALUES (?, ?, ?, CAST(strftime('%s', 'now') AS INTEGER)) ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id`
-/** pg: both records and the activity touch, written only if the run is unsealed and its head is still $3. */
-const PG_WRITE_PAIR = `WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = $1 AND run_id = $2) AND COALESCE((SELECT MAX(seq) FROM journal WHERE tenant = $1 AND run_id = $2), 0) = CAST($3 AS BIGINT)), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT $1, $2, r.seq, CAST($4 AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, (VALUES (CAST($6 AS BIGINT), $7, $8, $9, CAST($10 AS BYTEA), CAST($11 AS BYTEA), CAST($12 AS BYTEA)), (CAST($13 AS BIGINT), $14, $15, $16, CAST($17 AS BYTEA), CAST($18 AS BYTEA), CAST($19 AS BYTEA))) AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw) RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT $1, $2, $5, CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT) FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id) SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched`
+/** pg: both records and the activity touch, written only if $4 is the run's lease epoch (its row locked), the run is unsealed and its head is still $3. */
+const PG_WRITE_PAIR = `WITH ok AS (SELECT 1 AS ok FROM run_lease WHERE tenant = $1 AND run_id = $2 AND epoch = CAST($4 AS BIGINT) AND NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = $1 AND run_id = $2) AND COALESCE((SELECT MAX(seq) FROM journal WHERE tenant = $1 AND run_id = $2), 0) = CAST($3 AS BIGINT) FOR UPDATE), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT $1, $2, r.seq, CAST($4 AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, (VALUES (CAST($6 AS BIGINT), $7, $8, $9, CAST($10 AS BYTEA), CAST($11 AS BYTEA), CAST($12 AS BYTEA)), (CAST($13 AS BIGINT), $14, $15, $16, CAST($17 AS BYTEA), CAST($18 AS BYTEA), CAST($19 AS BYTEA))) AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw) RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT $1, $2, $5, CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT) FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id) SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched`
 
 const EPOCH = Epoch.make(1)
 
@@ -73,39 +74,60 @@ const pair = (i: number): readonly [Journal.Append, Journal.Append] => {
   ]
 }
 
-const rawAppend = (raw: Raw, tenant: string, w: number, batch: ReadonlyArray<Journal.Append>) => {
+/**
+ * pg: the head each raw run was last written at, as the store remembers its own: a worker's
+ * first pair reads the locked state in a transaction, every later one is the guarded write
+ * alone, autocommitted.
+ */
+const rawHeads = new Map<string, { readonly seq: number; readonly hash: Digest.Digest }>()
+
+/** The pair's rows on top of `seq`/`prev`, and the head they leave. */
+const rowsOf = (run: string, seq: number, prev: Digest.Digest, batch: ReadonlyArray<Journal.Append>) => {
+  const rows: Array<ReadonlyArray<unknown>> = []
+  for (const entry of batch) {
+    seq += 1
+    const body = Journal.body({ ...entry, run: run as never, seq: Seq.make(seq) })
+    const hash = Digest.chain(prev, body)
+    rows.push([
+      seq,
+      entry.kind.kind,
+      Option.getOrNull(entry.effectKey),
+      Option.getOrNull(entry.case),
+      Buffer.from(prev, "hex"),
+      Buffer.from(hash, "hex"),
+      Buffer.from(body),
+    ])
+    prev = hash
+  }
+  return { rows, head: { seq, hash: prev } }
+}
+
+const rawAppend = async (raw: Raw, tenant: string, w: number, batch: ReadonlyArray<Journal.Append>) => {
   const run = runId(w)
-  return raw.tx(async (q) => {
-    const pg = raw.dialect === "pg"
+  const pg = raw.dialect === "pg"
+  const known = pg ? rawHeads.get(`${tenant}/${run}`) : undefined
+  if (known !== undefined) {
+    const { rows, head } = rowsOf(run, known.seq, known.hash, batch)
+    const [written] = await raw.query(PG_WRITE_PAIR, [tenant, run, known.seq, EPOCH, null, ...rows.flat()], true)
+    expect(Number(written?.written) === 2 && Number(written?.touched) === 1, "raw append wrote no pair")
+    rawHeads.set(`${tenant}/${run}`, head)
+    return
+  }
+  await raw.tx(async (q) => {
     const [top] = pg
       ? await q(PG_STATE, [tenant, run], true)
       : await q(SQLITE_STATE, [tenant, run, tenant, run, tenant, run, tenant, run])
     expect(Number(top?.epoch) === EPOCH && top?.sealed === null, "raw append: lease not held, or sealed")
-    const head = top?.head_seq === null || top?.head_seq === undefined ? 0 : Number(top.head_seq)
-    let seq = head
-    let prev =
+    const at = top?.head_seq === null || top?.head_seq === undefined ? 0 : Number(top.head_seq)
+    const prev =
       top?.head_hash === null || top?.head_hash === undefined
         ? Digest.ZERO
         : Digest.Digest.make(Buffer.from(top.head_hash as Uint8Array).toString("hex"))
-    const rows: Array<ReadonlyArray<unknown>> = []
-    for (const entry of batch) {
-      seq += 1
-      const body = Journal.body({ ...entry, run, seq: Seq.make(seq) })
-      const hash = Digest.chain(prev, body)
-      rows.push([
-        seq,
-        entry.kind.kind,
-        Option.getOrNull(entry.effectKey),
-        Option.getOrNull(entry.case),
-        Buffer.from(prev, "hex"),
-        Buffer.from(hash, "hex"),
-        Buffer.from(body),
-      ])
-      prev = hash
-    }
+    const { rows, head } = rowsOf(run, at, prev, batch)
     if (pg) {
-      const [written] = await q(PG_WRITE_PAIR, [tenant, run, head, EPOCH, null, ...rows.flat()], true)
+      const [written] = await q(PG_WRITE_PAIR, [tenant, run, at, EPOCH, null, ...rows.flat()], true)
       expect(Number(written?.written) === 2 && Number(written?.touched) === 1, "raw append wrote no pair")
+      rawHeads.set(`${tenant}/${run}`, head)
       return
     }
     for (const [recordSeq, ...rest] of rows) {

@@ -83,6 +83,16 @@ export const make = Effect.gen(function* () {
   const notWritten = (what: string) => new Backend({ detail: `${what} was not written` })
 
   /**
+   * pg: the head this process last wrote or read for each run, by `hintKey`, at most HINTS of
+   * them. An append built on it is one statement that checks it (`writeOnHint`) instead of a state
+   * read and then the statement: a run's next write usually follows its last one here. Only a
+   * guess: a head another instance moved, a lapsed epoch or a seal makes that statement write
+   * nothing, and the append goes the long way. sqlite reads its state under the write lock
+   * anyway and keeps none.
+   */
+  const hints = new Map<string, Journal.Head>()
+
+  /**
    * What append and seal both require, inside their transaction: the run is not sealed (whatever
    * the epoch) and `epoch` is its current lease epoch. The lease row is locked first, so no
    * acquire or seal slips between this check and the caller's writes.
@@ -139,15 +149,28 @@ export const make = Effect.gen(function* () {
     RETURNING run_id`
 
   /**
-   * pg: a batch's records and the activity touch in one statement, written only if the run is
-   * still unsealed and its head is still `head`. This statement's snapshot is taken after the
-   * lease lock was granted, so it sees whatever an earlier holder committed while we waited; a
-   * batch built on a stale head writes nothing and is rebuilt (`appendWithin`).
+   * pg: a batch's records and the activity touch in one statement, written only if `epoch` is
+   * still the run's lease epoch (its row locked here), the run is unsealed and its head is still
+   * `head`; otherwise nothing is written. After `stateOf` the lock is already ours. Sent alone,
+   * on a remembered head (`writeOnHint`), the statement's snapshot can predate a wait for the
+   * lock, and it is still safe: pg re-checks `epoch` on the row version it locked, an epoch is
+   * ours only after our acquire committed (and that acquire waited for the row lock of any
+   * earlier holder's write), and no other write of our epoch is in flight (`writeOnHint` runs
+   * only when this process has no other append or seal of the run under way, and no other
+   * process holds our epoch). So whatever the old snapshot misses was written at a later epoch,
+   * which the re-check refuses. A batch built on a stale head writes nothing and is rebuilt on
+   * the state read (`appendWithin`).
    */
   const writeAtOnce = Dialect.perCount((n: number) =>
     dialect.query(WrittenRow, "journal", { named: true })(
       ...Dialect.parts([
-        "WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = ",
+        "WITH ok AS (SELECT 1 AS ok FROM run_lease WHERE tenant = ",
+        0,
+        " AND run_id = ",
+        1,
+        " AND epoch = CAST(",
+        3,
+        " AS BIGINT) AND NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = ",
         0,
         " AND run_id = ",
         1,
@@ -157,7 +180,7 @@ export const make = Effect.gen(function* () {
         1,
         "), 0) = CAST(",
         2,
-        " AS BIGINT)), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
+        " AS BIGINT) FOR UPDATE), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
         0,
         ", ",
         1,
@@ -260,14 +283,107 @@ export const make = Effect.gen(function* () {
       return effect === undefined ? Effect.fail(e) : Effect.fail(new DuplicateEffect({ run, effect }))
     }
 
-  /** Append's checks and writes, inside a transaction the caller opened: `append` alone, or `seal` with its last batch. */
-  /** `indexOutcomes: false` leaves a `RunSealed` record's `run_outcome` row to the caller (pg's seal writes it in its own statement). */
-  const appendWithin = (
+  /**
+   * pg: one batch statement of `built` from its record `at`, on a head at `seq`; whole when it
+   * wrote every record of the chunk and touched the activity row. A batch longer than
+   * WRITE_CHUNK goes in statements of that many records, each checking the head the one before
+   * it left (see WRITE_CHUNK).
+   */
+  const writeChunk = (
+    tenant: string,
+    run: RunId,
+    epoch: number,
+    lastCase: string | null,
+    batch: ReadonlyArray<Journal.Append>,
+    built: ReadonlyArray<Built>,
+    at: number,
+    seq: number,
+  ) => {
+    const chunk = built.slice(at, at + WRITE_CHUNK)
+    return Effect.map(
+      writeAtOnce(chunk.length)(tenant, run, seq, epoch, lastCase, ...chunk.flatMap((b) => b.row)).pipe(
+        Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)),
+      ),
+      ([written]) => ({
+        written,
+        whole: written !== undefined && written.written === chunk.length && written.touched === 1,
+      }),
+    )
+  }
+
+  /**
+   * pg: `batch` written on the head this process last saw for the run (`hints`), in one
+   * statement with no state read before it; `undefined`, with nothing written, when there is no
+   * such head, another append or seal of the run is under way here (`alone` false: two writes
+   * of one epoch could both pass the statement's snapshot check), the batch needs more than one
+   * statement, or the head, the epoch or the seal moved (then the caller reads the state, and
+   * reports Fenced or RunSealed, or rebuilds on the head).
+   */
+  const writeOnHint = (
     tenant: string,
     run: RunId,
     epoch: number,
     batch: ReadonlyArray<Journal.Append>,
-    indexOutcomes = true,
+    lastCase: string | null,
+    alone: boolean,
+  ): Effect.Effect<ReadonlyArray<Built> | undefined, SqlError | Backend | Corrupt | RecordTooLarge | DuplicateEffect> =>
+    Effect.gen(function* () {
+      const guess = alone ? hints.get(hintKey(tenant, run)) : undefined
+      if (guess === undefined || batch.length === 0 || batch.length > WRITE_CHUNK) return undefined
+      const built = yield* build(run, guess, batch)
+      const { written, whole } = yield* writeChunk(tenant, run, epoch, lastCase, batch, built, 0, guess.seq)
+      if (whole) return built
+      if (written !== undefined && written.written !== 0) return yield* notWritten(`a batch of ${run}`)
+      hints.delete(hintKey(tenant, run))
+      return undefined
+    })
+
+  /** The head after `records`, remembered for the run's next write (pg); an empty list leaves the hint as it is. */
+  const remember = (tenant: string, run: RunId, records: ReadonlyArray<Journal.Record>) => {
+    const top = records[records.length - 1]
+    if (!dialect.writableCte || top === undefined) return
+    const key = hintKey(tenant, run)
+    hints.delete(key)
+    if (hints.size >= HINTS) {
+      // The oldest remembered run goes first (a Map iterates in insertion order).
+      const oldest = hints.keys().next()
+      if (oldest.done !== true) hints.delete(oldest.value)
+    }
+    hints.set(key, { seq: top.seq, hash: top.hash })
+  }
+
+  const forget = (tenant: string, run: RunId) => Effect.sync(() => hints.delete(hintKey(tenant, run)))
+
+  /** pg: appends and seals of each run under way in this process, by `hintKey`. */
+  const underWay = new Map<string, number>()
+
+  /** `use` counted as under way for the run; `alone` when nothing else of the run is (pg; sqlite: always false, it keeps no hints). */
+  const writing = <A, E, R>(tenant: string, run: RunId, use: (alone: boolean) => Effect.Effect<A, E, R>) =>
+    dialect.writableCte
+      ? Effect.acquireUseRelease(
+          Effect.sync(() => {
+            const key = hintKey(tenant, run)
+            const n = underWay.get(key) ?? 0
+            underWay.set(key, n + 1)
+            return { key, alone: n === 0 }
+          }),
+          ({ alone }) => use(alone),
+          ({ key }) =>
+            Effect.sync(() => {
+              const n = (underWay.get(key) ?? 1) - 1
+              if (n <= 0) underWay.delete(key)
+              else underWay.set(key, n)
+            }),
+        )
+      : use(false)
+
+  /** Append's checks and writes on the locked state: the run's lease row read (pg `FOR UPDATE`) with its seal and head, then the batch. */
+  const writeOnState = (
+    tenant: string,
+    run: RunId,
+    epoch: number,
+    batch: ReadonlyArray<Journal.Append>,
+    lastCase: string | null,
   ) =>
     Effect.gen(function* () {
       const [state] = yield* stateOf(tenant, run)
@@ -280,38 +396,17 @@ export const make = Effect.gen(function* () {
         state.head_seq === null || state.head_hash === null
           ? { seq: 0, hash: Digest.ZERO }
           : { seq: state.head_seq, hash: yield* digestAt(state.head_hash, state.head_seq, "hash") }
-      const lastCase = Option.getOrNull(
-        Option.firstSomeOf(
-          batch
-            .map((a) => a.case)
-            .slice()
-            .reverse(),
-        ),
-      )
       let built = yield* build(run, head, batch)
       if (dialect.writableCte && built.length > 0) {
-        // A batch longer than WRITE_CHUNK goes in statements of that many records, each checking
-        // the head the one before it left (see WRITE_CHUNK).
-        const writeChunk = (at: number, seq: number) => {
-          const chunk = built.slice(at, at + WRITE_CHUNK)
-          return Effect.map(
-            writeAtOnce(chunk.length)(tenant, run, seq, epoch, lastCase, ...chunk.flatMap((b) => b.row)).pipe(
-              Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)),
-            ),
-            ([written]) => ({
-              written,
-              whole: written !== undefined && written.written === chunk.length && written.touched === 1,
-            }),
-          )
-        }
         for (;;) {
-          const { written, whole } = yield* writeChunk(0, head.seq)
+          const { written, whole } = yield* writeChunk(tenant, run, epoch, lastCase, batch, built, 0, head.seq)
           if (whole) {
             // The first chunk found the head it was built on; the rest follow our own rows.
             for (let at = WRITE_CHUNK; at < built.length; at += WRITE_CHUNK) {
-              if (!(yield* writeChunk(at, head.seq + at)).whole) return yield* notWritten(`a batch of ${run}`)
+              if (!(yield* writeChunk(tenant, run, epoch, lastCase, batch, built, at, head.seq + at)).whole)
+                return yield* notWritten(`a batch of ${run}`)
             }
-            break
+            return built
           }
           if (written !== undefined && written.written !== 0) return yield* notWritten(`a batch of ${run}`)
           // Another holder's append or seal committed while we waited for the lock: read again,
@@ -323,16 +418,33 @@ export const make = Effect.gen(function* () {
           head = fresh
           built = yield* build(run, head, batch)
         }
-      } else {
-        // sqlite: the write lock is held since BEGIN IMMEDIATE, so the state read is current.
-        for (const [i, b] of built.entries()) {
-          const written = yield* insertRecord(tenant, run, b.row[0], epoch, ...b.row.slice(1)).pipe(
-            Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch.slice(i, i + 1))),
-          )
-          if (written === 0) return yield* notWritten(`record ${run}/${b.record.seq}`)
-        }
-        if ((yield* touchActivity(tenant, run, lastCase)) === 0) return yield* notWritten(`activity of ${run}`)
       }
+      // sqlite: the write lock is held since BEGIN IMMEDIATE, so the state read is current.
+      for (const [i, b] of built.entries()) {
+        const written = yield* insertRecord(tenant, run, b.row[0], epoch, ...b.row.slice(1)).pipe(
+          Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch.slice(i, i + 1))),
+        )
+        if (written === 0) return yield* notWritten(`record ${run}/${b.record.seq}`)
+      }
+      if ((yield* touchActivity(tenant, run, lastCase)) === 0) return yield* notWritten(`activity of ${run}`)
+      return built
+    })
+
+  /** Append's checks and writes, inside a transaction the caller opened: `append` alone, or `seal` with its last batch. */
+  /** `indexOutcomes: false` leaves a `RunSealed` record's `run_outcome` row to the caller (pg's seal writes it in its own statement). */
+  const appendWithin = (
+    tenant: string,
+    run: RunId,
+    epoch: number,
+    batch: ReadonlyArray<Journal.Append>,
+    alone: boolean,
+    indexOutcomes = true,
+  ) =>
+    Effect.gen(function* () {
+      const lastCase = lastCaseOf(batch)
+      const built =
+        (yield* writeOnHint(tenant, run, epoch, batch, lastCase, alone)) ??
+        (yield* writeOnState(tenant, run, epoch, batch, lastCase))
       for (const entry of batch) {
         if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
           yield* admit(tenant, run, entry.kind.idempotency_key)
@@ -478,12 +590,26 @@ export const make = Effect.gen(function* () {
 
   return JournalStore.of({
     append: (run, epoch, batch, alongside) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        const written = appendWithin(tenant, run, epoch, batch)
-        // On the transaction connection: the other store's statements join this transaction.
-        return yield* dialect.write(alongside === undefined ? written : Effect.tap(written, () => alongside))
-      }).pipe(Sql.orBackend),
+      Effect.flatMap(Tenant, (tenant) =>
+        writing(tenant, run, (alone) =>
+          Effect.gen(function* () {
+            const written = appendWithin(tenant, run, epoch, batch, alone)
+            // pg: a batch that is only records, on a remembered head, is one autocommitted
+            // statement; admission keys, outcomes and an alongside need the transaction.
+            const once =
+              alongside === undefined && batch.every((a) => !(a.kind.kind === "RunSealed" || isKeyedAdmission(a)))
+                ? yield* writeOnHint(tenant, run, epoch, batch, lastCaseOf(batch), alone)
+                : undefined
+            const records =
+              once !== undefined
+                ? once.map((b) => b.record)
+                : // On the transaction connection: the other store's statements join this transaction.
+                  yield* dialect.write(alongside === undefined ? written : Effect.tap(written, () => alongside))
+            remember(tenant, run, records)
+            return records
+          }).pipe(Effect.tapError(() => forget(tenant, run))),
+        ),
+      ).pipe(Sql.orBackend),
 
     acquire: (run, owner, ttlSecs) =>
       Effect.gen(function* () {
@@ -580,64 +706,73 @@ export const make = Effect.gen(function* () {
       }).pipe(Sql.orBackend),
 
     seal: (run, epoch, outcome, last, alongside) =>
-      Effect.gen(function* () {
-        const tenant = yield* Tenant
-        return yield* dialect.write(
-          Effect.gen(function* () {
-            // Same check as append: the head sealed here is the last one any holder wrote. The
-            // run's last records ride in the same transaction, so concluding costs one commit.
-            // With a last batch its final record is the head, so only a bare seal reads it.
-            let head: Journal.Head
-            if (last === undefined) {
-              yield* mustHold(tenant, run, epoch)
-              head = yield* headOf(tenant, run)
-            } else {
-              const records = yield* appendWithin(tenant, run, epoch, last, !dialect.writableCte)
-              const top = records[records.length - 1]
-              head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
-            }
-            // The outcome `runsByOutcome` lists the run under: its last conclusion record's (the
-            // last conclusion wins), else the seal's own, so a bare seal (the sweeper's evidence
-            // runs seal `swept` with no record) is listed too.
-            const concluded = [...(last ?? [])].reverse().find((a) => a.kind.kind === "RunSealed")?.kind
-            const indexAs = concluded?.kind === "RunSealed" ? concluded.outcome : outcome
-            // The lease is released by the seal's own commit (see the contract): pg in the same
-            // statement (`sealAtOnce`), sqlite in the same transaction.
-            if (dialect.writableCte) {
-              const [row] = yield* sealAtOnce(tenant, run, epoch, indexAs, outcome, digestParam(head.hash))
-              if (row === undefined) return yield* notWritten(`seal of ${run}`)
-              if (row.indexed !== 1) return yield* notWritten(`outcome of ${run}`)
-            } else {
-              // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
-              // conclusion record of the last batch was indexed with it (`appendWithin`).
-              const written = yield* Effect.zipLeft(
-                sql`
+      Effect.flatMap(Tenant, (tenant) =>
+        writing(tenant, run, (alone) =>
+          dialect
+            .write(
+              Effect.gen(function* () {
+                // Same check as append: the head sealed here is the last one any holder wrote. The
+                // run's last records ride in the same transaction, so concluding costs one commit.
+                // With a last batch its final record is the head, so only a bare seal reads it.
+                let head: Journal.Head
+                if (last === undefined) {
+                  yield* mustHold(tenant, run, epoch)
+                  head = yield* headOf(tenant, run)
+                } else {
+                  const records = yield* appendWithin(tenant, run, epoch, last, alone, !dialect.writableCte)
+                  const top = records[records.length - 1]
+                  head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
+                }
+                // The outcome `runsByOutcome` lists the run under: its last conclusion record's (the
+                // last conclusion wins), else the seal's own, so a bare seal (the sweeper's evidence
+                // runs seal `swept` with no record) is listed too.
+                const concluded = [...(last ?? [])].reverse().find((a) => a.kind.kind === "RunSealed")?.kind
+                const indexAs = concluded?.kind === "RunSealed" ? concluded.outcome : outcome
+                // The lease is released by the seal's own commit (see the contract): pg in the same
+                // statement (`sealAtOnce`), sqlite in the same transaction.
+                if (dialect.writableCte) {
+                  const [row] = yield* sealAtOnce(tenant, run, epoch, indexAs, outcome, digestParam(head.hash))
+                  if (row === undefined) return yield* notWritten(`seal of ${run}`)
+                  if (row.indexed !== 1) return yield* notWritten(`outcome of ${run}`)
+                } else {
+                  // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
+                  // conclusion record of the last batch was indexed with it (`appendWithin`).
+                  const written = yield* Effect.zipLeft(
+                    sql`
                   INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
                   VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
                   ON CONFLICT (tenant, run_id) DO NOTHING
                   RETURNING run_id`,
-                sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`,
-              )
-              if (written.length === 0) return yield* notWritten(`seal of ${run}`)
-              if (concluded === undefined) {
-                const indexed = yield* sql`
+                    sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`,
+                  )
+                  if (written.length === 0) return yield* notWritten(`seal of ${run}`)
+                  if (concluded === undefined) {
+                    const indexed = yield* sql`
                   INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
                   VALUES (${tenant}, ${run}, ${indexAs}, ${nextOrdinal(tenant, indexAs)})
                   ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
                   RETURNING run_id`
-                if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
-              }
-            }
-            if (alongside !== undefined) yield* alongside
-            return head.hash
-          }),
-        )
-      }).pipe(Sql.orBackend),
+                    if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
+                  }
+                }
+                if (alongside !== undefined) yield* alongside
+                return head.hash
+              }),
+            )
+            .pipe(
+              // A sealed run takes no more appends; a failed seal's head is unknown.
+              Effect.ensuring(forget(tenant, run)),
+            ),
+        ),
+      ).pipe(Sql.orBackend),
 
     read: (run, from) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        return yield* toRecords(yield* readFrom(tenant, run, Math.floor(from)))
+        const records = yield* toRecords(yield* readFrom(tenant, run, Math.floor(from)))
+        // The last record read is the head a resume of the run writes on next.
+        remember(tenant, run, records)
+        return records
       }).pipe(Sql.orBackend),
 
     head: (run) =>
@@ -812,6 +947,23 @@ export const layer: Layer.Layer<JournalStore, never, SqlClient.SqlClient> = Laye
 // internal
 
 const RECORD_COLUMNS = "run_id, seq, prev_hash, hash, raw, key_id, signature"
+
+/** Runs whose head `hints` remembers: about 200 bytes each. */
+const HINTS = 10_000
+
+const hintKey = (tenant: string, run: RunId) => `${tenant}\u0000${run}`
+
+/** The case the batch stamps the run's activity with: its last record's that names one. */
+const lastCaseOf = (batch: ReadonlyArray<Journal.Append>): string | null => {
+  for (let i = batch.length - 1; i >= 0; i--) {
+    const c = batch[i]?.case
+    if (c !== undefined && Option.isSome(c)) return c.value
+  }
+  return null
+}
+
+/** A record whose admission key `appendWithin` claims in the same transaction. */
+const isKeyedAdmission = (a: Journal.Append) => a.kind.kind === "RunAdmitted" && a.kind.idempotency_key !== undefined
 
 /**
  * pg: records per batch statement. The protocol counts a statement's parameters in 16 bits

@@ -9,6 +9,7 @@ import { append } from "./journal/Append.js"
 import { damage } from "./journal/Damage.js"
 import { imports } from "./journal/Import.js"
 import { indexes } from "./journal/Indexes.js"
+import { instances } from "./journal/Instances.js"
 import { leases } from "./journal/Leases.js"
 import { races } from "./journal/Races.js"
 
@@ -24,5 +25,6 @@ export const suite = (backend: Backend) =>
       // Tampering is planted with raw SQL, so only a backend with rows to tamper with has these.
       if (Option.isSome(sql)) damage(sql.value)
       races(test, backend)
+      instances(test, backend)
     })
   })

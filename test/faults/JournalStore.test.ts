@@ -4,14 +4,18 @@
  * at all, and a seal or a lease lands whole or not at all.
  */
 import { randomBytes } from "node:crypto"
+import { SqlClient } from "@effect/sql"
 import { describe, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import { inject } from "vitest"
 import * as Digest from "../../src/domain/Digest.js"
 import { EffectKey } from "../../src/domain/EffectKey.js"
 import { type CaseId, generateCaseId, generateRunId, type RunId, StepId } from "../../src/domain/Ids.js"
 import * as Journal from "../../src/domain/Journal.js"
+import { Tenant } from "../../src/domain/Tenant.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
+import { assert } from "../support/Assert.js"
+import { asFreshTenant } from "../support/Backend.js"
 import * as Faults from "../support/Faults.js"
 
 const entry = (kind: Journal.Kind, kase?: CaseId, effect?: EffectKey) =>
@@ -108,6 +112,29 @@ const scenarios = [
     },
   ),
   Faults.scenario(
+    // `begun` wrote the run's first record, so the store remembers its head: on pg this append
+    // is the one guarded statement with no transaction around it.
+    "append of two notes on a remembered head",
+    [
+      Faults.before("journal", "INSERT"),
+      Faults.before("journal", "INSERT", "NEW.seq = 3"),
+      Faults.after("journal", "INSERT"),
+      Faults.after("run_activity", "UPDATE"),
+      Faults.atCommit("journal", "INSERT"),
+    ],
+    () => {
+      const run = generateRunId()
+      const kase = generateCaseId()
+      return {
+        setup: begun(run),
+        run: (epoch) =>
+          Effect.flatMap(JournalStore, (store) => store.append(run, epoch, [note("one", kase), note("two", kase)])),
+        observe: () => shown(run, "none", kase),
+        probe: (epoch) => Effect.flatMap(JournalStore, (store) => store.append(run, epoch, [note("after")])),
+      }
+    },
+  ),
+  Faults.scenario(
     "seal freezing a run",
     [Faults.before("run_seal", "INSERT"), Faults.after("run_seal", "INSERT"), Faults.atCommit("run_seal", "INSERT")],
     () => {
@@ -143,5 +170,55 @@ const scenarios = [
 describe("faults: JournalStore", () => {
   layer(Faults.layer(inject("pgUrl")), { excludeTestServices: true })((it) => {
     Faults.exercise(it.effect, scenarios)
+
+    // The append on a remembered head is one statement with no state read before it; it must
+    // still hold the lease row while it writes, or a takeover granted meanwhile would be followed
+    // by a record of the old epoch. A trigger slows its insert; the release and the new acquire
+    // sent meanwhile must wait for it.
+    it.effect(
+      "a remembered head's append holds the lease row while it writes: a takeover sent meanwhile waits for it",
+      () =>
+        asFreshTenant(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const store = yield* JournalStore
+            const tenant = yield* Tenant
+            const run = generateRunId()
+            const epoch = yield* begun(run)
+            const name = `slow_${randomBytes(6).toString("hex")}`
+            yield* Effect.acquireRelease(
+              Effect.orDie(
+                Effect.zipRight(
+                  sql.unsafe(
+                    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.6); RETURN NEW; END $$`,
+                  ),
+                  sql.unsafe(
+                    `CREATE TRIGGER ${name} BEFORE INSERT ON journal FOR EACH ROW WHEN (NEW.tenant = '${tenant}') EXECUTE FUNCTION ${name}()`,
+                  ),
+                ),
+              ),
+              () =>
+                Effect.orDie(
+                  Effect.zipRight(
+                    sql.unsafe(`DROP TRIGGER IF EXISTS ${name} ON journal`),
+                    sql.unsafe(`DROP FUNCTION IF EXISTS ${name}()`),
+                  ),
+                ),
+            )
+            const order: Array<string> = []
+            const slow = yield* Effect.fork(
+              Effect.tap(store.append(run, epoch, [note("slow")]), () => Effect.sync(() => order.push("append"))),
+            )
+            yield* Effect.sleep("200 millis")
+            const taken = yield* Effect.zipRight(store.releaseLease(run, epoch), store.acquire(run, "taker", 600))
+            order.push("acquire")
+            const [written] = yield* Fiber.join(slow)
+            assert.deepStrictEqual(order, ["append", "acquire"])
+            assert.strictEqual(written?.seq, 2)
+            assert.strictEqual(taken.epoch, epoch + 1)
+            assert.strictEqual((yield* store.verify(run)).seq, 2)
+          }),
+        ).pipe(Effect.scoped),
+    )
   })
 })
