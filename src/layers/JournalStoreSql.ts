@@ -161,62 +161,105 @@ export const make = Effect.gen(function* () {
    * which the re-check refuses. A batch built on a stale head writes nothing and is rebuilt on
    * the state read (`appendWithin`).
    */
+  const writePieces = (n: number): ReadonlyArray<string | number> => [
+    "WITH ok AS (SELECT 1 AS ok FROM run_lease WHERE tenant = ",
+    0,
+    " AND run_id = ",
+    1,
+    " AND epoch = CAST(",
+    3,
+    " AS BIGINT) AND NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = ",
+    0,
+    " AND run_id = ",
+    1,
+    ") AND COALESCE((SELECT MAX(seq) FROM journal WHERE tenant = ",
+    0,
+    " AND run_id = ",
+    1,
+    "), 0) = CAST(",
+    2,
+    " AS BIGINT) FOR UPDATE), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
+    0,
+    ", ",
+    1,
+    ", r.seq, CAST(",
+    3,
+    " AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, (VALUES ",
+    ...Array.from({ length: n }, (_, i) => {
+      const at = 5 + 7 * i
+      return [
+        i === 0 ? "(CAST(" : ", (CAST(",
+        at,
+        " AS BIGINT), ",
+        at + 1,
+        ", ",
+        at + 2,
+        ", ",
+        at + 3,
+        ", CAST(",
+        at + 4,
+        " AS BYTEA), CAST(",
+        at + 5,
+        " AS BYTEA), CAST(",
+        at + 6,
+        " AS BYTEA))",
+      ]
+    }).flat(),
+    ") AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw) RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
+    0,
+    ", ",
+    1,
+    ", ",
+    4,
+    `, ${dialect.now} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id)`,
+  ]
+
   const writeAtOnce = Dialect.perCount((n: number) =>
     dialect.query(WrittenRow, "journal", { named: true })(
       ...Dialect.parts([
-        "WITH ok AS (SELECT 1 AS ok FROM run_lease WHERE tenant = ",
+        ...writePieces(n),
+        " SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched",
+      ]),
+    ),
+  )
+
+  /**
+   * pg: a seal with its last batch, on a remembered head, in one statement: `writeAtOnce`'s
+   * guarded records and activity touch, then what `sealAtOnce` writes (the lease released, the
+   * outcome indexed, the seal row), each only if the guard passed. Parameters: `writeAtOnce`'s,
+   * then the outcome indexed, the seal's outcome and the chain head (the batch's last hash). The
+   * seal row has no ON CONFLICT: a seal the guard's snapshot missed fails the statement whole
+   * rather than leave the batch written and the run unsealed.
+   */
+  const sealOnHintAtOnce = Dialect.perCount((n: number) => {
+    const at = 5 + 7 * n
+    return dialect.query(SealedWithRow, "run_seal", { named: true })(
+      ...Dialect.parts([
+        ...writePieces(n),
+        ", released AS (UPDATE run_lease SET owner = '' WHERE tenant = ",
         0,
         " AND run_id = ",
         1,
         " AND epoch = CAST(",
         3,
-        " AS BIGINT) AND NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = ",
-        0,
-        " AND run_id = ",
-        1,
-        ") AND COALESCE((SELECT MAX(seq) FROM journal WHERE tenant = ",
-        0,
-        " AND run_id = ",
-        1,
-        "), 0) = CAST(",
-        2,
-        " AS BIGINT) FOR UPDATE), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
-        0,
-        ", ",
-        1,
-        ", r.seq, CAST(",
-        3,
-        " AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, (VALUES ",
-        ...Array.from({ length: n }, (_, i) => {
-          const at = 5 + 7 * i
-          return [
-            i === 0 ? "(CAST(" : ", (CAST(",
-            at,
-            " AS BIGINT), ",
-            at + 1,
-            ", ",
-            at + 2,
-            ", ",
-            at + 3,
-            ", CAST(",
-            at + 4,
-            " AS BYTEA), CAST(",
-            at + 5,
-            " AS BYTEA), CAST(",
-            at + 6,
-            " AS BYTEA))",
-          ]
-        }).flat(),
-        ") AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw) RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
+        " AS BIGINT) AND EXISTS (SELECT 1 FROM ok) RETURNING run_id), indexed AS (INSERT INTO run_outcome (tenant, run_id, outcome, ordinal) SELECT ",
         0,
         ", ",
         1,
         ", ",
-        4,
-        `, ${dialect.now} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id) SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched`,
+        at,
+        `, ${dialect.nextOrdinal} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal RETURNING run_id), sealed AS (INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at) SELECT `,
+        0,
+        ", ",
+        1,
+        ", ",
+        at + 1,
+        ", CAST(",
+        at + 2,
+        ` AS BYTEA), ${dialect.nextLogPosition}, ${dialect.now} FROM ok RETURNING run_id) SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched, (SELECT COUNT(*) FROM released) AS released, (SELECT COUNT(*) FROM indexed) AS indexed, (SELECT COUNT(*) FROM sealed) AS sealed`,
       ]),
-    ),
-  )
+    )
+  })
 
   /** The records `batch` makes on top of `head`, with the row each is written as. */
   const build = (
@@ -376,6 +419,53 @@ export const make = Effect.gen(function* () {
             }),
         )
       : use(false)
+
+  /**
+   * pg: the seal with its last batch as one statement on the remembered head (`sealOnHintAtOnce`),
+   * under the same conditions as `writeOnHint`; the chain head sealed, or `undefined` with nothing
+   * written (no hint, a keyed admission to claim, too long a batch, or the head, epoch or seal moved).
+   */
+  const sealOnHint = (
+    tenant: string,
+    run: RunId,
+    epoch: number,
+    outcome: Journal.RunOutcome,
+    last: ReadonlyArray<Journal.Append> | undefined,
+    alone: boolean,
+  ) =>
+    Effect.gen(function* () {
+      const guess = alone ? hints.get(hintKey(tenant, run)) : undefined
+      if (guess === undefined || last === undefined || last.length === 0 || last.length > WRITE_CHUNK) return undefined
+      if (last.some(isKeyedAdmission)) return undefined
+      const built = yield* build(run, guess, last)
+      const top = built[built.length - 1]
+      if (top === undefined) return undefined
+      const [row] = yield* sealOnHintAtOnce(built.length)(
+        tenant,
+        run,
+        guess.seq,
+        epoch,
+        lastCaseOf(last),
+        ...built.flatMap((b) => b.row),
+        indexedAs(last, outcome),
+        outcome,
+        digestParam(top.record.hash),
+      ).pipe(Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, last)))
+      if (row === undefined) return yield* notWritten(`seal of ${run}`)
+      if (row.written === 0 && row.sealed === 0) {
+        hints.delete(hintKey(tenant, run))
+        return undefined
+      }
+      if (
+        row.written !== built.length ||
+        row.touched !== 1 ||
+        row.released !== 1 ||
+        row.indexed !== 1 ||
+        row.sealed !== 1
+      )
+        return yield* notWritten(`seal of ${run}`)
+      return top.record.hash
+    })
 
   /** Append's checks and writes on the locked state: the run's lease row read (pg `FOR UPDATE`) with its seal and head, then the batch. */
   const writeOnState = (
@@ -707,63 +797,64 @@ export const make = Effect.gen(function* () {
 
     seal: (run, epoch, outcome, last, alongside) =>
       Effect.flatMap(Tenant, (tenant) =>
-        writing(tenant, run, (alone) =>
-          dialect
-            .write(
-              Effect.gen(function* () {
-                // Same check as append: the head sealed here is the last one any holder wrote. The
-                // run's last records ride in the same transaction, so concluding costs one commit.
-                // With a last batch its final record is the head, so only a bare seal reads it.
-                let head: Journal.Head
-                if (last === undefined) {
-                  yield* mustHold(tenant, run, epoch)
-                  head = yield* headOf(tenant, run)
-                } else {
-                  const records = yield* appendWithin(tenant, run, epoch, last, alone, !dialect.writableCte)
-                  const top = records[records.length - 1]
-                  head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
-                }
-                // The outcome `runsByOutcome` lists the run under: its last conclusion record's (the
-                // last conclusion wins), else the seal's own, so a bare seal (the sweeper's evidence
-                // runs seal `swept` with no record) is listed too.
-                const concluded = [...(last ?? [])].reverse().find((a) => a.kind.kind === "RunSealed")?.kind
-                const indexAs = concluded?.kind === "RunSealed" ? concluded.outcome : outcome
-                // The lease is released by the seal's own commit (see the contract): pg in the same
-                // statement (`sealAtOnce`), sqlite in the same transaction.
-                if (dialect.writableCte) {
-                  const [row] = yield* sealAtOnce(tenant, run, epoch, indexAs, outcome, digestParam(head.hash))
-                  if (row === undefined) return yield* notWritten(`seal of ${run}`)
-                  if (row.indexed !== 1) return yield* notWritten(`outcome of ${run}`)
-                } else {
-                  // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
-                  // conclusion record of the last batch was indexed with it (`appendWithin`).
-                  const written = yield* Effect.zipLeft(
-                    sql`
+        writing(tenant, run, (alone) => {
+          const full = Effect.gen(function* () {
+            // Same check as append: the head sealed here is the last one any holder wrote. The
+            // run's last records ride in the same transaction, so concluding costs one commit.
+            // With a last batch its final record is the head, so only a bare seal reads it.
+            let head: Journal.Head
+            if (last === undefined) {
+              yield* mustHold(tenant, run, epoch)
+              head = yield* headOf(tenant, run)
+            } else {
+              const records = yield* appendWithin(tenant, run, epoch, last, alone, !dialect.writableCte)
+              const top = records[records.length - 1]
+              head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
+            }
+            // A conclusion record of the last batch (sqlite indexed it with the batch); the
+            // outcome indexed is `indexedAs`'s.
+            const concluded = [...(last ?? [])].reverse().find((a) => a.kind.kind === "RunSealed")?.kind
+            const indexAs = indexedAs(last, outcome)
+            // The lease is released by the seal's own commit (see the contract): pg in the same
+            // statement (`sealAtOnce`), sqlite in the same transaction.
+            if (dialect.writableCte) {
+              const [row] = yield* sealAtOnce(tenant, run, epoch, indexAs, outcome, digestParam(head.hash))
+              if (row === undefined) return yield* notWritten(`seal of ${run}`)
+              if (row.indexed !== 1) return yield* notWritten(`outcome of ${run}`)
+            } else {
+              // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
+              // conclusion record of the last batch was indexed with it (`appendWithin`).
+              const written = yield* Effect.zipLeft(
+                sql`
                   INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
                   VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
                   ON CONFLICT (tenant, run_id) DO NOTHING
                   RETURNING run_id`,
-                    sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`,
-                  )
-                  if (written.length === 0) return yield* notWritten(`seal of ${run}`)
-                  if (concluded === undefined) {
-                    const indexed = yield* sql`
+                sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`,
+              )
+              if (written.length === 0) return yield* notWritten(`seal of ${run}`)
+              if (concluded === undefined) {
+                const indexed = yield* sql`
                   INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
                   VALUES (${tenant}, ${run}, ${indexAs}, ${nextOrdinal(tenant, indexAs)})
                   ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
                   RETURNING run_id`
-                    if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
-                  }
-                }
-                if (alongside !== undefined) yield* alongside
-                return head.hash
-              }),
-            )
-            .pipe(
-              // A sealed run takes no more appends; a failed seal's head is unknown.
-              Effect.ensuring(forget(tenant, run)),
-            ),
-        ),
+                if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
+              }
+            }
+            if (alongside !== undefined) yield* alongside
+            return head.hash
+          })
+          // pg, on a remembered head: the batch and the seal are one statement, autocommitted
+          // unless an alongside must commit with them; else (or when it wrote nothing) the long way.
+          const hinted = sealOnHint(tenant, run, epoch, outcome, last, alone)
+          const sealed =
+            alongside === undefined
+              ? Effect.flatMap(hinted, (h) => (h === undefined ? dialect.write(full) : Effect.succeed(h)))
+              : dialect.write(Effect.flatMap(hinted, (h) => (h === undefined ? full : Effect.as(alongside, h))))
+          // A sealed run takes no more appends; a failed seal's head is unknown.
+          return Effect.ensuring(sealed, forget(tenant, run))
+        }),
       ).pipe(Sql.orBackend),
 
     read: (run, from) =>
@@ -962,6 +1053,22 @@ const lastCaseOf = (batch: ReadonlyArray<Journal.Append>): string | null => {
   return null
 }
 
+/**
+ * The outcome `runsByOutcome` lists a sealed run under: its last batch's last conclusion record's
+ * (the last conclusion wins), else the seal's own, so a bare seal (the sweeper's evidence runs
+ * seal `swept` with no record) is listed too.
+ */
+const indexedAs = (
+  last: ReadonlyArray<Journal.Append> | undefined,
+  outcome: Journal.RunOutcome,
+): Journal.RunOutcome => {
+  for (let i = (last?.length ?? 0) - 1; i >= 0; i--) {
+    const kind = last?.[i]?.kind
+    if (kind?.kind === "RunSealed") return kind.outcome
+  }
+  return outcome
+}
+
 /** A record whose admission key `appendWithin` claims in the same transaction. */
 const isKeyedAdmission = (a: Journal.Append) => a.kind.kind === "RunAdmitted" && a.kind.idempotency_key !== undefined
 
@@ -1001,6 +1108,13 @@ const WrittenRow = Schema.Struct({ written: Int8, touched: Int8 })
 
 const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
 const SealedRow = Schema.Struct({ run_id: RunId, indexed: Int8 })
+const SealedWithRow = Schema.Struct({
+  written: Int8,
+  touched: Int8,
+  released: Int8,
+  indexed: Int8,
+  sealed: Int8,
+})
 const HeadRow = Schema.Struct({ seq: Int8, hash: Schema.Uint8ArrayFromSelf })
 const LeaseRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8 })
 type LeaseRow = typeof LeaseRow.Type

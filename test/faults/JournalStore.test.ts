@@ -135,6 +135,31 @@ const scenarios = [
     },
   ),
   Faults.scenario(
+    // Again on a remembered head: on pg the last batch and the seal (release, outcome, seal row)
+    // are one autocommitted statement.
+    "seal with a last batch on a remembered head",
+    [
+      Faults.before("journal", "INSERT"),
+      Faults.after("journal", "INSERT"),
+      Faults.after("run_lease", "UPDATE"),
+      Faults.before("run_outcome", "INSERT"),
+      Faults.before("run_seal", "INSERT"),
+      Faults.after("run_seal", "INSERT"),
+      Faults.atCommit("run_seal", "INSERT"),
+    ],
+    () => {
+      const run = generateRunId()
+      const kase = generateCaseId()
+      return {
+        setup: begun(run),
+        run: (epoch) =>
+          Effect.flatMap(JournalStore, (store) => store.seal(run, epoch, "succeeded", [note("last", kase), concluded])),
+        observe: () => shown(run, "none", kase),
+        probe: (epoch) => Effect.flatMap(JournalStore, (store) => store.append(run, epoch, [note("late")])),
+      }
+    },
+  ),
+  Faults.scenario(
     "seal freezing a run",
     [Faults.before("run_seal", "INSERT"), Faults.after("run_seal", "INSERT"), Faults.atCommit("run_seal", "INSERT")],
     () => {
