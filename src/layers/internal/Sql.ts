@@ -71,8 +71,10 @@ export const reasonOf = (error: SqlError): Reason => {
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return "busy"
   // pg-pool's own error for a wait on a full pool that outlasted the acquire timeout.
   if (/timeout exceeded when trying to connect/i.test(text)) return "pool_exhausted"
+  // Class 08 is pg's connection exceptions, except 08P01: a protocol violation is a statement
+  // the client encoded wrongly (a bind of over 65,535 parameters, say), which no reconnect fixes.
   if (
-    code.startsWith("08") ||
+    (code.startsWith("08") && code !== "08P01") ||
     code.startsWith("57P") ||
     CONNECTION_ERRNOS.has(code) ||
     /connection terminated|connection timeout|cannot connect to PostgreSQL/i.test(text)
