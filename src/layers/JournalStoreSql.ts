@@ -509,7 +509,8 @@ export const make = Effect.gen(function* () {
           built = yield* build(run, head, batch)
         }
       }
-      // sqlite: the write lock is held since BEGIN IMMEDIATE, so the state read is current.
+      // sqlite, and pg's empty batch (it only touches the activity row): one statement a record.
+      // sqlite holds the write lock since BEGIN IMMEDIATE, so the state read is current.
       for (const [i, b] of built.entries()) {
         const written = yield* insertRecord(tenant, run, b.row[0], epoch, ...b.row.slice(1)).pipe(
           Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch.slice(i, i + 1))),
