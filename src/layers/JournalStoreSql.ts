@@ -373,7 +373,10 @@ export const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const guess = alone ? hints.get(hintKey(tenant, run)) : undefined
       if (guess === undefined || batch.length === 0 || batch.length > WRITE_CHUNK) return undefined
-      const built = yield* build(run, guess, batch)
+      // A batch that cannot be built (an oversized record) goes the long way, which refuses it
+      // only after the seal and the epoch: a sealed run is RunSealed whatever its batch holds.
+      const built = yield* Effect.orElseSucceed(build(run, guess, batch), () => undefined)
+      if (built === undefined) return undefined
       const { written, whole } = yield* writeChunk(tenant, run, epoch, lastCase, batch, built, 0, guess.seq)
       if (whole) return built
       if (written !== undefined && written.written !== 0) return yield* notWritten(`a batch of ${run}`)
@@ -437,8 +440,10 @@ export const make = Effect.gen(function* () {
       const guess = alone ? hints.get(hintKey(tenant, run)) : undefined
       if (guess === undefined || last === undefined || last.length === 0 || last.length > WRITE_CHUNK) return undefined
       if (last.some(isKeyedAdmission)) return undefined
-      const built = yield* build(run, guess, last)
-      const top = built[built.length - 1]
+      // As in `writeOnHint`: refusals keep their order, so a batch that cannot be built goes the long way.
+      const built = yield* Effect.orElseSucceed(build(run, guess, last), () => undefined)
+      const top = built?.[built.length - 1]
+      if (built === undefined || top === undefined) return undefined
       if (top === undefined) return undefined
       const [row] = yield* sealOnHintAtOnce(built.length)(
         tenant,

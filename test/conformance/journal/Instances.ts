@@ -7,6 +7,7 @@
  */
 import { describe } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import * as Journal from "../../../src/domain/Journal.js"
 import { Fenced, RunSealed } from "../../../src/errors/StoreError.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
@@ -85,6 +86,36 @@ export const instances = (test: Tester, backend: Backend) => {
             new RunSealed({ run, outcome: "succeeded" }),
           )
           assert.deepStrictEqual(yield* a.verify(run), { seq: 1, hash: sealedAt })
+        }),
+      ).pipe(asFreshTenant))
+
+    test("a remembered head does not change which refusal comes first: a sealed run is RunSealed, a superseded epoch Fenced, even for an oversized batch", () =>
+      withSecond((b) =>
+        Effect.gen(function* () {
+          const a = yield* JournalStore
+          const huge = note("x".repeat(Journal.MAX_RECORD_BYTES + 1))
+          const fenced = yield* leased("instance-a")
+          yield* a.append(fenced.run, fenced.epoch, one(note("a 1")))
+          yield* a.releaseLease(fenced.run, fenced.epoch)
+          const taken = yield* b.acquire(fenced.run, "instance-b", 60)
+          assertError(
+            yield* Effect.flip(a.append(fenced.run, fenced.epoch, one(huge))),
+            new Fenced({ run: fenced.run, held: fenced.epoch, current: taken.epoch }),
+          )
+          const sealed = yield* leased("instance-a")
+          yield* a.append(sealed.run, sealed.epoch, one(note("a 1")))
+          yield* b.seal(sealed.run, sealed.epoch, "succeeded")
+          // A's read remembers the sealed run's head, so its next append would ride on it.
+          yield* a.read(sealed.run, 1)
+          assertError(
+            yield* Effect.flip(a.append(sealed.run, sealed.epoch, one(huge))),
+            new RunSealed({ run: sealed.run, outcome: "succeeded" }),
+          )
+          yield* a.read(sealed.run, 1)
+          assertError(
+            yield* Effect.flip(a.seal(sealed.run, sealed.epoch, "failed", one(huge))),
+            new RunSealed({ run: sealed.run, outcome: "succeeded" }),
+          )
         }),
       ).pipe(asFreshTenant))
 
