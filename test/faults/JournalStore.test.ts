@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, layer } from "@effect/vitest"
-import { Effect, Fiber, Option } from "effect"
+import { Effect, Fiber, Option, Schedule } from "effect"
 import { inject } from "vitest"
 import * as Digest from "../../src/domain/Digest.js"
 import { EffectKey } from "../../src/domain/EffectKey.js"
@@ -198,8 +198,9 @@ describe("faults: JournalStore", () => {
 
     // The append on a remembered head is one statement with no state read before it; it must
     // still hold the lease row while it writes, or a takeover granted meanwhile would be followed
-    // by a record of the old epoch. A trigger slows its insert; the release and the new acquire
-    // sent meanwhile must wait for it.
+    // by a record of the old epoch. A trigger marks a sequence (sequences are not transactional,
+    // so the mark is seen at once) and then holds the append's insert; the release and the new
+    // acquire are sent once the mark is seen, and must wait for the append.
     it.effect(
       "a remembered head's append holds the lease row while it writes: a takeover sent meanwhile waits for it",
       () =>
@@ -213,28 +214,38 @@ describe("faults: JournalStore", () => {
             const name = `slow_${randomBytes(6).toString("hex")}`
             yield* Effect.acquireRelease(
               Effect.orDie(
-                Effect.zipRight(
+                Effect.all([
+                  sql.unsafe(`CREATE SEQUENCE ${name}`),
                   sql.unsafe(
-                    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.6); RETURN NEW; END $$`,
+                    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM setval('${name}', 1); PERFORM pg_sleep(1.5); RETURN NEW; END $$`,
                   ),
                   sql.unsafe(
                     `CREATE TRIGGER ${name} BEFORE INSERT ON journal FOR EACH ROW WHEN (NEW.tenant = '${tenant}') EXECUTE FUNCTION ${name}()`,
                   ),
-                ),
+                ]),
               ),
               () =>
                 Effect.orDie(
-                  Effect.zipRight(
+                  Effect.all([
                     sql.unsafe(`DROP TRIGGER IF EXISTS ${name} ON journal`),
                     sql.unsafe(`DROP FUNCTION IF EXISTS ${name}()`),
-                  ),
+                    sql.unsafe(`DROP SEQUENCE IF EXISTS ${name}`),
+                  ]),
                 ),
             )
             const order: Array<string> = []
             const slow = yield* Effect.fork(
               Effect.tap(store.append(run, epoch, [note("slow")]), () => Effect.sync(() => order.push("append"))),
             )
-            yield* Effect.sleep("200 millis")
+            // The append is inside its insert, holding what it holds, once the trigger has marked.
+            yield* sql`SELECT is_called FROM ${sql.literal(name)}`.pipe(
+              Effect.orDie,
+              Effect.filterOrFail(
+                ([row]) => row?.is_called === true,
+                () => "the append never reached its insert",
+              ),
+              Effect.retry({ times: 500, schedule: Schedule.spaced("10 millis") }),
+            )
             const taken = yield* Effect.zipRight(store.releaseLease(run, epoch), store.acquire(run, "taker", 600))
             order.push("acquire")
             const [written] = yield* Fiber.join(slow)
