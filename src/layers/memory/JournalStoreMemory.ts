@@ -153,15 +153,22 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
     if (oversized !== undefined) {
       return Either.left(new RecordTooLarge({ bytes: oversized.length, limit: Journal.MAX_RECORD_BYTES }))
     }
+    // Exactly once per (run, key), counting this batch's earlier records too; every start of the
+    // batch before any admission, as the spec orders them (§6.3: exactly-once, then the derived
+    // indexes) and as the SQL stores find them (the records' insert, then the admission claim).
+    // Checked per record in batch order, a batch admitting a held key before repeating a start
+    // answered DuplicateAdmission here and DuplicateEffect there (the model test found it).
+    const starts = new Set<string>()
+    for (const r of chain) if (r.kind === "EffectStarted" && Option.isSome(r.effectKey)) starts.add(r.effectKey.value)
+    for (const entry of batch) {
+      if (entry.kind.kind !== "EffectStarted" || Option.isNone(entry.effectKey)) continue
+      const key = entry.effectKey.value
+      if (starts.has(key)) return Either.left(new DuplicateEffect({ run, effect: key }))
+      starts.add(key)
+    }
     for (const [i, entry] of batch.entries()) {
       const seq = Seq.make(head.seq + 1)
       const raw = raws[i] as Uint8Array
-      // Exactly once per (run, key), counting this batch's earlier records too.
-      if (entry.kind.kind === "EffectStarted" && Option.isSome(entry.effectKey)) {
-        const key = entry.effectKey.value
-        const started = (r: Row) => r.kind === "EffectStarted" && Option.contains(r.effectKey, key)
-        if (chain.some(started) || rows.some(started)) return Either.left(new DuplicateEffect({ run, effect: key }))
-      }
       if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
         const key = entry.kind.idempotency_key
         const holder = tables.admissions.get(key)?.run ?? claimed.get(key)

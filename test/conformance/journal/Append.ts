@@ -12,7 +12,7 @@ import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
 import { asFreshTenant } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
-import { effectKey, entry, leased, note, one, started, type Tester, written } from "./Fixtures.js"
+import { admitted, effectKey, entry, leased, note, one, started, type Tester, written } from "./Fixtures.js"
 
 export const append = (test: Tester) => {
   describe("append", () => {
@@ -180,6 +180,22 @@ export const append = (test: Tester) => {
           const e = yield* Effect.flip(store.append(run, epoch, [started(key), started(key)]))
           assertError(e, new DuplicateEffect({ run, effect: key }))
           assert.strictEqual((yield* store.head(run)).seq, 0)
+        }),
+      ))
+
+    test("a batch admitting a held key before it repeats a start is DuplicateEffect: exactly-once comes before the admission index (§6.3)", () =>
+      asFreshTenant(
+        Effect.gen(function* () {
+          const store = yield* JournalStore
+          const key = effectKey()
+          const holder = yield* leased()
+          yield* store.append(holder.run, holder.epoch, one(admitted("order-1")))
+          const { run, epoch } = yield* leased()
+          yield* store.append(run, epoch, one(started(key)))
+          const e = yield* Effect.flip(store.append(run, epoch, [admitted("order-1"), started(key)]))
+          assertError(e, new DuplicateEffect({ run, effect: key }))
+          assert.strictEqual((yield* store.head(run)).seq, 1)
+          assert.deepStrictEqual(yield* store.admittedAs("order-1"), Option.some(holder.run))
         }),
       ))
 
