@@ -52,6 +52,12 @@ export const start = (
   child.stderr?.on("data", (chunk: Buffer) => {
     err += chunk.toString("utf8")
   })
+  // A child that exits before it reads its input closes the pipe first, and the write fails with
+  // EPIPE. Unheard, that error event failed a whole clean-clone run (all 3,241 tests had passed)
+  // from the README check's one-line bash; the exit code and output still say what happened.
+  child.stdin?.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") err += `stdin: ${e.message}\n`
+  })
   child.stdin?.end(options.stdin ?? "")
   const exit = new Promise<number | string>((resolve) =>
     child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")),
