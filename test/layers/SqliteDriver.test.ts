@@ -1,12 +1,17 @@
 /**
  * The SQLite driver's one lock: a statement outside any transaction never lands inside another
- * fiber's open transaction (on one shared connection it would commit or roll back with it).
+ * fiber's open transaction (on one shared connection it would commit or roll back with it). And
+ * its group commit: write transactions ready together share one COMMIT, each answers only once
+ * that COMMIT is durable, a member's failure undoes only its own writes, a failed COMMIT fails
+ * every member, and a member or leader interrupted while it waits writes nothing.
  */
 import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import { describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Option } from "effect"
+import Database from "better-sqlite3"
+import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { inject } from "vitest"
 import * as Driver from "../../src/layers/internal/Driver.js"
 import * as SqliteDriver from "../../src/layers/internal/SqliteDriver.js"
@@ -79,6 +84,131 @@ describe("SqliteDriver", () => {
       )
     }).pipe(Effect.timeout("5 seconds"), Effect.provide(fresh())),
   )
+
+  it.live("a write transaction answers only once its rows are committed, seen from another connection", () => {
+    const file = scratch()
+    return Effect.gen(function* () {
+      const driver = yield* Driver.Driver
+      yield* driver.run("CREATE TABLE t (x INTEGER)", [], false)
+      const other = new Database(file, { readonly: true })
+      try {
+        // Eight transactions ready at once: they share COMMITs, and none may answer before its own.
+        const seen = yield* Effect.all(
+          Array.from({ length: 8 }, (_, i) =>
+            Effect.map(driver.transaction("write")(inTransaction(`INSERT INTO t VALUES (${i})`)), () =>
+              other.prepare("SELECT COUNT(*) AS n FROM t WHERE x = ?").get(i),
+            ),
+          ),
+          { concurrency: "unbounded" },
+        )
+        assert.deepStrictEqual(
+          seen,
+          Array.from({ length: 8 }, () => ({ n: 1 })),
+        )
+      } finally {
+        other.close()
+      }
+    }).pipe(Effect.provide(layerOn(file)))
+  })
+
+  it.live("a failing transaction among others ready at once undoes only its own rows and answers its own error", () =>
+    Effect.gen(function* () {
+      const driver = yield* Driver.Driver
+      yield* driver.run("CREATE TABLE t (x INTEGER)", [], false)
+      const exits = yield* Effect.all(
+        [1, 2, 3, 4].map((i) =>
+          Effect.exit(
+            driver.transaction("write")(
+              i === 3
+                ? Effect.zipRight(inTransaction("INSERT INTO t VALUES (3)"), Effect.fail("three refused"))
+                : inTransaction(`INSERT INTO t VALUES (${i})`),
+            ),
+          ),
+        ),
+        { concurrency: "unbounded" },
+      )
+      assert.deepStrictEqual(
+        exits.map((e) => (Exit.isSuccess(e) ? "ok" : Option.getOrUndefined(Cause.failureOption(e.cause)))),
+        ["ok", "ok", "three refused", "ok"],
+      )
+      const rows = yield* driver.run("SELECT x FROM t ORDER BY x", [], false)
+      assert.deepStrictEqual(
+        rows.map((r) => r.x),
+        [1, 2, 4],
+      )
+    }).pipe(Effect.provide(fresh())),
+  )
+
+  it.live("when the shared COMMIT fails, every transaction in it fails, and a statement sent meanwhile is kept", () =>
+    Effect.gen(function* () {
+      const driver = yield* Driver.Driver
+      // A deferred foreign key is checked at COMMIT only: the one way to make a COMMIT fail on demand.
+      yield* driver.run("CREATE TABLE p (id INTEGER PRIMARY KEY)", [], false)
+      yield* driver.run(
+        "CREATE TABLE c (x INTEGER, p INTEGER REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED)",
+        [],
+        false,
+      )
+      const exits = yield* Effect.all(
+        [
+          driver.transaction("write")(inTransaction("INSERT INTO c VALUES (1, NULL)")),
+          // Its body succeeds; the COMMIT it shares then fails on the missing parent 99.
+          driver.transaction("write")(inTransaction("INSERT INTO c VALUES (2, 99)")),
+          driver.transaction("write")(inTransaction("INSERT INTO c VALUES (3, NULL)")),
+          // A statement of no transaction, ready beside them: it must not ride in their COMMIT.
+          driver.run("INSERT INTO c VALUES (4, NULL)", [], false),
+        ].map((e) => Effect.exit(e)),
+        { concurrency: "unbounded" },
+      )
+      assert.deepStrictEqual(
+        exits.map((e) => e._tag),
+        ["Failure", "Failure", "Failure", "Success"],
+      )
+      for (const e of exits.slice(0, 3)) {
+        const failure = Exit.isFailure(e) ? Option.getOrUndefined(Cause.failureOption(e.cause)) : undefined
+        assert.isTrue(
+          failure instanceof SqlError,
+          `each member fails with the COMMIT's SqlError, got ${String(failure)}`,
+        )
+      }
+      const rows = yield* driver.run("SELECT x FROM c ORDER BY x", [], false)
+      assert.deepStrictEqual(
+        rows.map((r) => r.x),
+        [4],
+      )
+    }).pipe(Effect.provide(fresh())),
+  )
+
+  it.live("a batch whose leader is interrupted while it waits for the lock commits the others, not the leader", () =>
+    Effect.gen(function* () {
+      const driver = yield* Driver.Driver
+      yield* driver.run("CREATE TABLE t (x INTEGER)", [], false)
+      const begun = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(
+        driver.transaction("write")(
+          Effect.zipRight(
+            Deferred.succeed(begun, undefined),
+            Effect.zipRight(Deferred.await(gate), inTransaction("INSERT INTO t VALUES (1)")),
+          ),
+        ),
+      )
+      yield* Deferred.await(begun)
+      // Forked together: the first leads a batch the second joins; both then wait for the lock.
+      const leader = yield* Effect.fork(driver.transaction("write")(inTransaction("INSERT INTO t VALUES (7)")))
+      const member = yield* Effect.fork(driver.transaction("write")(inTransaction("INSERT INTO t VALUES (2)")))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(leader)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(holder)
+      yield* Fiber.join(member)
+      const rows = yield* driver.run("SELECT x FROM t ORDER BY x", [], false)
+      assert.deepStrictEqual(
+        rows.map((r) => r.x),
+        [1, 2],
+      )
+    }).pipe(Effect.timeout("5 seconds"), Effect.provide(fresh())),
+  )
 })
 
 /** A statement on the transaction's own connection, as a store's runs inside one. */
@@ -87,5 +217,8 @@ const inTransaction = (statement: string) =>
     Option.getOrThrow(held)[0].execute(statement, [], undefined),
   )
 
-const fresh = () =>
-  SqliteDriver.layer({ filename: join(inject("scratchDir"), `driver-${randomUUID()}.db`), busyTimeoutMs: 1000 })
+const scratch = () => join(inject("scratchDir"), `driver-${randomUUID()}.db`)
+
+const layerOn = (filename: string) => SqliteDriver.layer({ filename, busyTimeoutMs: 1000 })
+
+const fresh = () => layerOn(scratch())

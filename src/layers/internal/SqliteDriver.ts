@@ -6,7 +6,8 @@
  *
  * One connection, one lock: a transaction holds the lock from its BEGIN to its COMMIT or ROLLBACK,
  * so no other fiber's statement can land inside it. A single statement needs the lock only while
- * a transaction holds it: the call is synchronous, so nothing else runs while it does.
+ * a transaction holds it: the call is synchronous, so nothing else runs while it does. Store
+ * write transactions ready at the same time share one COMMIT (`GroupCommit`).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, Statement } from "@effect/sql"
@@ -15,6 +16,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Driver from "./Driver.js"
+import * as GroupCommit from "./GroupCommit.js"
 import * as Lock from "./Lock.js"
 
 export interface Options {
@@ -160,6 +162,8 @@ export const make = (options: Options) =>
       return Exit.failCause(committed.cause)
     }
 
+    const write = GroupCommit.make({ lock, connection, exec, inTransaction: () => db.inTransaction })
+
     const driver: Driver.Driver["Type"] = {
       dialect: "sqlite",
       run: (text, params) =>
@@ -183,34 +187,35 @@ export const make = (options: Options) =>
       // statement needs the lock only while a transaction holds it (see the module comment).
       immediate: (text, params, conn) =>
         conn === connection || (conn === undefined && !lock.held()) ? all(text, params) : undefined,
+      // A write transaction joins the next group commit (GroupCommit); a read transaction, one
+      // snapshot, runs on its own.
       transaction: (mode) => (effect) =>
         Effect.uninterruptibleMask((restore) =>
-          Effect.zipRight(
-            lock.take(restore),
-            Effect.suspend(() => {
-              const begun = exec(BEGIN[mode])
-              if (Exit.isFailure(begun)) {
-                lock.release()
-                return Exit.failCause(begun.cause)
-              }
-              return Effect.flatMap(Driver.withConnection(connection, restore, effect), (exit) => {
-                try {
-                  return finish(exit)
-                } finally {
-                  lock.release()
-                }
-              })
-            }),
-          ),
+          mode === "write"
+            ? write(effect, restore)
+            : Effect.zipRight(
+                lock.take(restore),
+                Effect.suspend(() => {
+                  const begun = exec("BEGIN")
+                  if (Exit.isFailure(begun)) {
+                    lock.release()
+                    return Exit.failCause(begun.cause)
+                  }
+                  return Effect.flatMap(Driver.withConnection(connection, restore, effect), (exit) => {
+                    try {
+                      return finish(exit)
+                    } finally {
+                      lock.release()
+                    }
+                  })
+                }),
+              ),
         ),
     }
     return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Driver.Driver, driver))
   })
 
 // internal
-
-/** sqlite: `IMMEDIATE` takes the write lock at BEGIN, so a second process waits there instead of failing to upgrade mid-verb. */
-const BEGIN = { write: "BEGIN IMMEDIATE", read: "BEGIN" } as const
 
 const CACHE = 500
 

@@ -1,0 +1,186 @@
+/**
+ * Group commit for the SQLite connection: store write transactions that are ready at the same
+ * moment share one BEGIN IMMEDIATE … COMMIT, each in a savepoint of its own.
+ *
+ * Why: a COMMIT writes every page its transaction touched to the WAL, and every 1,000 pages the
+ * WAL is checkpointed back into the file. A timer wake-up's commit touches about 18 pages (the
+ * journal's tail and its indexes, the activity, seal, outcome, lease and timer rows); it took
+ * 57 µs at the median and 165 µs on average with the checkpoints, a seventh of the wake-up.
+ * Wake-ups that run side by side touch mostly the same tail pages, so a shared COMMIT writes
+ * them once (16 wake-ups at a time: 823–856 → 963–1009 wake-ups/s on one machine).
+ *
+ * How: the first transaction to arrive leads. It yields one turn of the scheduler, so that the
+ * fibers already ready reach their own transactions and join its batch, then takes the lock and
+ * runs every member's body in turn, on its own fiber but in the member's context, each between
+ * SAVEPOINT and RELEASE (ROLLBACK TO on failure, so a member's failure undoes only its own
+ * writes), and commits once. The write lock is held only while the leader runs, never across a
+ * turn of the scheduler: another connection in the same process (a second instance, the
+ * readiness probe) waits synchronously on a busy SQLite file, and would block the leader too.
+ *
+ * Every member answers after the COMMIT, with its own exit if the COMMIT succeeded and with the
+ * COMMIT's failure otherwise: a body may have read what an earlier member wrote, so even a
+ * member's own refusal is not known to be true until that COMMIT holds. A member interrupted
+ * while it waits is skipped if its body has not run; once run, its writes commit with the rest.
+ */
+import { SqlClient } from "@effect/sql"
+import type { Connection } from "@effect/sql/SqlConnection"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Deferred, Effect, Exit, FiberRef } from "effect"
+import type * as Lock from "./Lock.js"
+
+export interface Options {
+  readonly lock: Lock.Lock
+  readonly connection: Connection
+  /** Runs a statement with no parameters on the connection. */
+  readonly exec: (text: string) => Exit.Exit<void, SqlError>
+  /** Whether the connection is inside a transaction (SQLite rolls a transaction back by itself after some errors). */
+  readonly inTransaction: () => boolean
+}
+
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/** A write transaction `effect`, run in the next batch; call inside `uninterruptibleMask`, with its `restore`. */
+export type Write = <A, E, R>(effect: Effect.Effect<A, E, R>, restore: Restore) => Effect.Effect<A, E | SqlError, R>
+
+export const make = (options: Options): Write => {
+  const { lock, connection, exec } = options
+  /** The batch still taking members: its leader has not taken the lock yet. */
+  let forming: Array<Member> | undefined
+
+  /** Runs `batch` holding the lock: BEGIN, each member in a savepoint, one COMMIT, every answer. */
+  const run = (batch: ReadonlyArray<Member>): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const begun = exec(BEGIN)
+      if (Exit.isFailure(begun)) return Effect.sync(() => end(batch, begun))
+      return Effect.zipRight(
+        Effect.forEach(batch, (m) => (m.state === "waiting" ? runMember(m) : Effect.void), { discard: true }),
+        Effect.sync(() => {
+          if (doubt !== undefined) return end(batch, doubt)
+          const committed = exec("COMMIT")
+          // A COMMIT refused as busy leaves the transaction open on the one connection.
+          if (Exit.isFailure(committed) && options.inTransaction()) exec("ROLLBACK")
+          end(batch, committed)
+        }),
+      )
+    }).pipe(Effect.ensuring(Effect.sync(() => lock.release())))
+
+  /** Set when a savepoint could not be released or undone: the shared transaction is in doubt and is rolled back whole. */
+  let doubt: Exit.Exit<void, SqlError> | undefined
+
+  const runMember = (m: Member): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      m.state = "ran"
+      if (doubt !== undefined) return Effect.void
+      const saved = exec(SAVEPOINT)
+      if (Exit.isFailure(saved)) {
+        doubt = saved
+        return Effect.void
+      }
+      return Effect.map(inContext(m, connection), (exit) => {
+        m.exit = exit
+        const kept = Exit.isSuccess(exit) ? exec(RELEASE) : undo()
+        if (Exit.isFailure(kept)) doubt = kept
+      })
+    })
+
+  const undo = (): Exit.Exit<void, SqlError> => {
+    const undone = exec(ROLLBACK_TO)
+    return Exit.isFailure(undone) ? undone : exec(RELEASE)
+  }
+
+  /** Answers every member that ran, after the batch's `outcome` (its COMMIT, or the failure that ended it). */
+  const end = (batch: ReadonlyArray<Member>, outcome: Exit.Exit<void, SqlError>): void => {
+    if (doubt !== undefined && options.inTransaction()) exec("ROLLBACK")
+    doubt = undefined
+    for (const m of batch) {
+      if (m.state === "gone") continue
+      const answer = Exit.isFailure(outcome) ? outcome : (m.exit ?? outcome)
+      Deferred.unsafeDone(m.answer, answer)
+    }
+  }
+
+  return <A, E, R>(effect: Effect.Effect<A, E, R>, restore: Restore) =>
+    Effect.withFiberRuntime<A, E | SqlError, R>((fiber) => {
+      const me: Member = {
+        body: effect as Effect.Effect<unknown, unknown>,
+        context: fiber.currentContext,
+        answer: Deferred.unsafeMake(fiber.id()),
+        state: "waiting",
+        exit: undefined,
+      }
+      const mine = Deferred.await(me.answer) as Effect.Effect<A, E | SqlError>
+      if (forming !== undefined && forming.length < MEMBERS) {
+        forming.push(me)
+        // Interrupted while waiting: skipped if the leader has not run its body yet.
+        return restore(mine).pipe(
+          Effect.onInterrupt(() =>
+            Effect.sync(() => {
+              if (me.state === "waiting") me.state = "gone"
+            }),
+          ),
+        )
+      }
+      const batch: Array<Member> = [me]
+      forming = batch
+      return Effect.zipRight(
+        Effect.yieldNow(),
+        Effect.suspend(() => {
+          if (forming === batch) forming = undefined
+          return Effect.matchCauseEffect(lock.take(restore), {
+            onSuccess: () => Effect.zipRight(run(batch), mine),
+            // The leader was interrupted while it waited for the lock: its own body never runs,
+            // and the members who joined it are led by a fiber of their own.
+            onFailure: (cause) =>
+              Effect.zipRight(
+                Effect.suspend(() => {
+                  me.state = "gone"
+                  return batch.some((m) => m.state === "waiting")
+                    ? Effect.forkDaemon(Effect.zipRight(lock.take(unmasked), run(batch)))
+                    : Effect.void
+                }),
+                Effect.failCause(cause),
+              ),
+          })
+        }),
+      )
+    })
+}
+
+// internal
+
+/** sqlite: IMMEDIATE takes the write lock at BEGIN, so a second process waits there instead of failing to upgrade mid-batch. */
+const BEGIN = "BEGIN IMMEDIATE"
+
+/** The savepoint each member writes in; members run one after another, so one name serves. */
+const SAVEPOINT = "SAVEPOINT member"
+const RELEASE = "RELEASE member"
+const ROLLBACK_TO = "ROLLBACK TO member"
+
+/**
+ * Members one COMMIT serves at most. A batch holds SQLite's write lock (and so other processes'
+ * writers) while its members run; the cap bounds how long.
+ */
+const MEMBERS = 64
+
+/** A write transaction in a batch: its body, the context it runs in, its answer, how far it got. */
+interface Member {
+  readonly body: Effect.Effect<unknown, unknown>
+  readonly context: Context.Context<never>
+  readonly answer: Deferred.Deferred<unknown, unknown>
+  /** `waiting` until its body runs (`ran`); `gone` when its caller left first. */
+  state: "waiting" | "ran" | "gone"
+  exit: Exit.Exit<unknown, unknown> | undefined
+}
+
+/** A member's body on the leader's fiber, in the member's own context with the transaction's connection in it; its exit. */
+const inContext = (m: Member, conn: Connection): Effect.Effect<Exit.Exit<unknown, unknown>> =>
+  Effect.withFiberRuntime((fiber) => {
+    const outer = fiber.currentContext
+    return Effect.zipRight(
+      FiberRef.set(FiberRef.currentContext, Context.add(m.context, SqlClient.TransactionConnection, [conn, 0])),
+      Effect.flatMap(Effect.exit(m.body), (exit) => Effect.as(FiberRef.set(FiberRef.currentContext, outer), exit)),
+    )
+  })
+
+/** The lock taken by a fiber that leads for others is not given up on interruption. */
+const unmasked: Restore = (effect) => effect
