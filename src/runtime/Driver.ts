@@ -84,10 +84,15 @@ const runPlan = (exec: Exec): Effect.Effect<Ended, never, Needs> =>
       const group = isGroup(entry) ? entry : [entry]
       const first = base
       base += group.length
-      const results = yield* Effect.all(
-        group.map((step, i) => runStep(exec, first + i, step)),
-        { concurrency: "unbounded" },
-      )
+      // A lone step runs on this fiber: a concurrent `all` of one forks a fiber for it, a
+      // wake-up's CPU spent on nothing (its body gets a fiber of its own in `fiberExit`).
+      const results =
+        group.length === 1
+          ? [yield* runStep(exec, first, group[0] as Step.Any)]
+          : yield* Effect.all(
+              group.map((step, i) => runStep(exec, first + i, step)),
+              { concurrency: "unbounded" },
+            )
       // Among parallel siblings the worst wins (§7.2).
       const worst = results.reduce<Ended | undefined>(
         (w, r) => (r === undefined ? w : w === undefined ? r : rank(r) > rank(w) ? r : w),

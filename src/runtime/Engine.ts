@@ -164,7 +164,7 @@ export const make = (options: Options) =>
             return yield* Effect.dieMessage(`run ${exec.run} overran its history outside Strict`)
         }
         return verdict.status
-      }).pipe(Effect.scoped, Effect.provide(services))
+      }).pipe(Effect.provide(services))
 
     const result = <O>(exec: Execution.Execution, status: Run.RunStatus): RunResult<O> => ({
       run: exec.run,
