@@ -24,9 +24,10 @@ import {
   RecordTooLarge,
   RunSealed,
 } from "../errors/StoreError.js"
-import { JournalStore } from "../services/JournalStore.js"
+import { formOf, JournalStore } from "../services/JournalStore.js"
 import { decodeRows, digestParam, Int8 } from "./internal/Columns.js"
 import * as Dialect from "./internal/Dialect.js"
+import * as Folds from "./internal/Folds.js"
 import * as Sql from "./internal/Sql.js"
 
 export const make = Effect.gen(function* () {
@@ -231,7 +232,10 @@ export const make = Effect.gen(function* () {
    * seal row has no ON CONFLICT: a seal the guard's snapshot missed fails the statement whole
    * rather than leave the batch written and the run unsealed.
    */
-  const sealOnHintAtOnce = Dialect.perCount((n: number) => {
+  const sealOnHintAtOnce = Dialect.perCount((n: number) => sealOnHintStatement(n, false))
+  /** `sealOnHintAtOnce` that also drops a timer of the run (a folded `TimerStore.disarm`), its effect key the last parameter. */
+  const sealDroppingOnHintAtOnce = Dialect.perCount((n: number) => sealOnHintStatement(n, true))
+  const sealOnHintStatement = (n: number, drop: boolean) => {
     const at = 5 + 7 * n
     return dialect.query(SealedWithRow, "run_seal", { named: true })(
       ...Dialect.parts([
@@ -256,10 +260,23 @@ export const make = Effect.gen(function* () {
         at + 1,
         ", CAST(",
         at + 2,
-        ` AS BYTEA), ${dialect.nextLogPosition}, ${dialect.now} FROM ok RETURNING run_id) SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched, (SELECT COUNT(*) FROM released) AS released, (SELECT COUNT(*) FROM indexed) AS indexed, (SELECT COUNT(*) FROM sealed) AS sealed`,
+        ` AS BYTEA), ${dialect.nextLogPosition}, ${dialect.now} FROM ok RETURNING run_id)`,
+        // The drop is idempotent (a missing timer is already disarmed), so its count is not read.
+        ...(drop
+          ? [
+              ", dropped AS (DELETE FROM timers WHERE tenant = ",
+              0,
+              " AND run_id = ",
+              1,
+              " AND effect_key = ",
+              at + 3,
+              " AND EXISTS (SELECT 1 FROM ok))",
+            ]
+          : []),
+        " SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched, (SELECT COUNT(*) FROM released) AS released, (SELECT COUNT(*) FROM indexed) AS indexed, (SELECT COUNT(*) FROM sealed) AS sealed",
       ]),
     )
-  })
+  }
 
   /** The records `batch` makes on top of `head`, with the row each is written as. */
   const build = (
@@ -435,6 +452,7 @@ export const make = Effect.gen(function* () {
     outcome: Journal.RunOutcome,
     last: ReadonlyArray<Journal.Append> | undefined,
     alone: boolean,
+    drop?: Folds.TimerDrop,
   ) =>
     Effect.gen(function* () {
       const guess = alone ? hints.get(hintKey(tenant, run)) : undefined
@@ -445,7 +463,7 @@ export const make = Effect.gen(function* () {
       const top = built?.[built.length - 1]
       if (built === undefined || top === undefined) return undefined
       if (top === undefined) return undefined
-      const [row] = yield* sealOnHintAtOnce(built.length)(
+      const params = [
         tenant,
         run,
         guess.seq,
@@ -455,6 +473,11 @@ export const make = Effect.gen(function* () {
         indexedAs(last, outcome),
         outcome,
         digestParam(top.record.hash),
+      ]
+      const [row] = yield* (
+        drop === undefined
+          ? sealOnHintAtOnce(built.length)(...params)
+          : sealDroppingOnHintAtOnce(built.length)(...params, drop.effect)
       ).pipe(Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, last)))
       if (row === undefined) return yield* notWritten(`seal of ${run}`)
       if (row.written === 0 && row.sealed === 0) {
@@ -853,10 +876,20 @@ export const make = Effect.gen(function* () {
           })
           // pg, on a remembered head: the batch and the seal are one statement, autocommitted
           // unless an alongside must commit with them; else (or when it wrote nothing) the long way.
-          const hinted = sealOnHint(tenant, run, epoch, outcome, last, alone)
+          // A timer's disarm (a wake-up's release) of this database rides in that statement.
+          const form = alongside === undefined ? undefined : formOf(alongside)
+          const dropped = form === undefined ? undefined : Folds.asTimerDrop(form.form, dialect.database)
+          const drop = dropped?.run === run ? dropped : undefined
+          const hinted = sealOnHint(tenant, run, epoch, outcome, last, alone, drop)
           const sealed =
-            alongside === undefined
-              ? Effect.flatMap(hinted, (h) => (h === undefined ? dialect.write(full) : Effect.succeed(h)))
+            alongside === undefined || (form !== undefined && drop !== undefined)
+              ? Effect.flatMap(hinted, (h) =>
+                  h === undefined
+                    ? dialect.write(full)
+                    : form === undefined
+                      ? Effect.succeed(h)
+                      : Effect.as(form.folded, h),
+                )
               : dialect.write(Effect.flatMap(hinted, (h) => (h === undefined ? full : Effect.as(alongside, h))))
           // A sealed run takes no more appends; a failed seal's head is unknown.
           return Effect.ensuring(sealed, forget(tenant, run))

@@ -11,8 +11,10 @@ import { Phase } from "../domain/Phase.js"
 import { Tenant } from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
 import { CLAIM_LEASE_SECS, Timer } from "../domain/Timer.js"
+import * as JournalStore from "../services/JournalStore.js"
 import { TimerStore } from "../services/TimerStore.js"
 import { Count, decodeRows, Int8 } from "./internal/Columns.js"
+import * as Folds from "./internal/Folds.js"
 import * as Sql from "./internal/Sql.js"
 
 export const make = Effect.gen(function* () {
@@ -63,6 +65,9 @@ export const make = Effect.gen(function* () {
   const dropTimer = dialect.command({ named: true })`
     DELETE FROM timers WHERE tenant = ${0} AND run_id = ${1} AND effect_key = ${2}`
 
+  // Idempotent by contract (G2): a missing timer is already disarmed, so no row count is owed.
+  const disarm = Sql.verb((tenant, run: RunId, effect: EffectKey) => Effect.asVoid(dropTimer(tenant, run, effect)))
+
   return TimerStore.of({
     arm: (timer) =>
       Effect.gen(function* () {
@@ -92,8 +97,12 @@ export const make = Effect.gen(function* () {
       )
     }),
 
-    // Idempotent by contract (G2): a missing timer is already disarmed, so no row count is owed.
-    disarm: Sql.verb((tenant, run: RunId, effect: EffectKey) => Effect.asVoid(dropTimer(tenant, run, effect))),
+    // The drop carries its form, so a journal seal over the same database folds it (`Folds`).
+    disarm: (run, effect) =>
+      JournalStore.withForm(disarm(run, effect), {
+        form: Folds.timerDrop(dialect.database, run, effect),
+        folded: Effect.void,
+      }),
 
     pendingCount: () =>
       Effect.gen(function* () {

@@ -89,15 +89,18 @@ export const make = (options: {
     // Set by the release itself, inside the store's transaction: a journal wrapper that does not
     // pass `alongside` on leaves it unset, and the driver releases separately, as before.
     let ran = false
-    const alongside = (): JournalStore.Alongside | undefined =>
-      options.release === undefined || released
-        ? undefined
-        : Effect.tap(
-            options.release,
-            Effect.sync(() => {
-              ran = true
-            }),
-          )
+    const ranNow = Effect.sync(() => {
+      ran = true
+    })
+    const alongside = (): JournalStore.Alongside | undefined => {
+      if (options.release === undefined || released) return undefined
+      const wrapped = Effect.tap(options.release, ranNow)
+      // A store that folds the release into its own statement runs `folded` in its place.
+      const form = JournalStore.formOf(options.release)
+      return form === undefined
+        ? wrapped
+        : JournalStore.withForm(wrapped, { form: form.form, folded: Effect.zipRight(form.folded, ranNow) })
+    }
     const settle = () => {
       if (ran) released = true
       ran = false

@@ -45,6 +45,29 @@ type Read<A, E = never> = Op<A, Corrupt | E>
  */
 export type Alongside = Effect.Effect<void, Backend, Tenant>
 
+/**
+ * What an alongside writes, told by the store that made it, so a journal store over the same
+ * database may fold it into its own statement instead of running it: a wake-up's seal and its
+ * timer's disarm as one autocommitted statement on pg, instead of BEGIN, the seal, the disarm
+ * and COMMIT. `form` is opaque to all but the two stores; `folded` runs in the effect's place
+ * once a store folded it, so whoever wraps an alongside still learns that it committed.
+ */
+export interface Form {
+  readonly form: unknown
+  readonly folded: Effect.Effect<void>
+}
+
+const forms = new WeakMap<Alongside, Form>()
+
+/** `alongside`, carrying the form a journal store may fold it as (see `Form`). */
+export const withForm = (alongside: Alongside, form: Form): Alongside => {
+  forms.set(alongside, form)
+  return alongside
+}
+
+/** The form `alongside` carries, if its store gave it one. */
+export const formOf = (alongside: Alongside): Form | undefined => forms.get(alongside)
+
 export class JournalStore extends Context.Tag("agentplane/JournalStore")<
   JournalStore,
   {

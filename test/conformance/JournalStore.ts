@@ -5,6 +5,7 @@ import { describe } from "@effect/vitest"
 import { Option } from "effect"
 import { type Backend, battery } from "../support/Backend.js"
 import { acquireMany } from "./journal/AcquireMany.js"
+import { alongside } from "./journal/Alongside.js"
 import { append } from "./journal/Append.js"
 import { damage } from "./journal/Damage.js"
 import { imports } from "./journal/Import.js"
@@ -26,5 +27,6 @@ export const suite = (backend: Backend) =>
       if (Option.isSome(sql)) damage(sql.value)
       races(test, backend)
       instances(test, backend)
+      alongside(test, backend)
     })
   })

@@ -60,6 +60,11 @@ export interface Dialect {
    * children go in one round trip; sqlite: WITH holds SELECTs only, so they go in a transaction.
    */
   readonly writableCte: boolean
+  /**
+   * The database this dialect's statements reach (the backend's driver, else the client): two
+   * stores with the same one may fold each other's writes into one statement (`Folds`).
+   */
+  readonly database: object
   /** pg: `FOR UPDATE` on a read inside `write`; sqlite: empty, the write lock is already held. */
   readonly forUpdate: string
   /**
@@ -254,6 +259,7 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
       },
     command,
     writableCte: pg,
+    database: Option.getOrElse(yield* Effect.serviceOption(Driver.Driver), () => client),
     forUpdate: pg ? "FOR UPDATE" : "",
     now: pg ? "CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT)" : "CAST(strftime('%s', 'now') AS INTEGER)",
     least: pg ? "LEAST" : "MIN",
