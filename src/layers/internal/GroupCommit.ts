@@ -47,22 +47,39 @@ export const make = (options: Options): Write => {
   /** The batch still taking members: its leader has not taken the lock yet. */
   let forming: Array<Member> | undefined
 
-  /** Runs `batch` holding the lock: BEGIN, each member in a savepoint, one COMMIT, every answer. */
+  /** Runs `batch` holding the lock: BEGIN, each member in a savepoint, one COMMIT, every answer, the lock given back. */
   const run = (batch: ReadonlyArray<Member>): Effect.Effect<void> =>
     Effect.suspend(() => {
       const begun = exec(BEGIN)
-      if (Exit.isFailure(begun)) return Effect.sync(() => end(batch, begun))
-      return Effect.zipRight(
-        Effect.forEach(batch, (m) => (m.state === "waiting" ? runMember(m) : Effect.void), { discard: true }),
-        Effect.sync(() => {
-          if (doubt !== undefined) return end(batch, doubt)
-          const committed = exec("COMMIT")
-          // A COMMIT refused as busy leaves the transaction open on the one connection.
-          if (Exit.isFailure(committed) && options.inTransaction()) exec("ROLLBACK")
-          end(batch, committed)
-        }),
-      )
-    }).pipe(Effect.ensuring(Effect.sync(() => lock.release())))
+      if (Exit.isFailure(begun)) {
+        lock.release()
+        end(batch, begun)
+        return Effect.void
+      }
+      return Effect.map(runFrom(batch, 0), () => {
+        if (doubt !== undefined) {
+          lock.release()
+          return end(batch, doubt)
+        }
+        const committed = exec("COMMIT")
+        // A COMMIT refused as busy leaves the transaction open on the one connection.
+        if (Exit.isFailure(committed) && options.inTransaction()) exec("ROLLBACK")
+        lock.release()
+        end(batch, committed)
+      })
+    })
+
+  /** The members of `batch` from `i` on, one after another (a body's exit is captured, so none fails). */
+  const runFrom = (batch: ReadonlyArray<Member>, i: number): Effect.Effect<void> => {
+    const m = batch[i]
+    if (m === undefined) return Effect.void
+    // Each member's state is read when its turn comes: one may have left while an earlier ran.
+    if (m.state !== "waiting") return runFrom(batch, i + 1)
+    return Effect.zipRight(
+      runMember(m),
+      Effect.suspend(() => runFrom(batch, i + 1)),
+    )
+  }
 
   /** Set when a savepoint could not be released or undone: the shared transaction is in doubt and is rolled back whole. */
   let doubt: Exit.Exit<void, SqlError> | undefined
@@ -94,8 +111,8 @@ export const make = (options: Options): Write => {
     doubt = undefined
     for (const m of batch) {
       if (m.state === "gone") continue
-      const answer = Exit.isFailure(outcome) ? outcome : (m.exit ?? outcome)
-      Deferred.unsafeDone(m.answer, answer)
+      m.result = Exit.isFailure(outcome) ? outcome : (m.exit ?? outcome)
+      if (m.answer !== undefined) Deferred.unsafeDone(m.answer, m.result)
     }
   }
 
@@ -104,15 +121,17 @@ export const make = (options: Options): Write => {
       const me: Member = {
         body: effect as Effect.Effect<unknown, unknown>,
         context: fiber.currentContext,
-        answer: Deferred.unsafeMake(fiber.id()),
+        answer: undefined,
         state: "waiting",
         exit: undefined,
+        result: undefined,
       }
-      const mine = Deferred.await(me.answer) as Effect.Effect<A, E | SqlError>
       if (forming !== undefined && forming.length < MEMBERS) {
         forming.push(me)
+        const answer = Deferred.unsafeMake<unknown, unknown>(fiber.id())
+        me.answer = answer
         // Interrupted while waiting: skipped if the leader has not run its body yet.
-        return restore(mine).pipe(
+        return restore(Deferred.await(answer) as Effect.Effect<A, E | SqlError>).pipe(
           Effect.onInterrupt(() =>
             Effect.sync(() => {
               if (me.state === "waiting") me.state = "gone"
@@ -122,10 +141,13 @@ export const make = (options: Options): Write => {
       }
       const batch: Array<Member> = [me]
       forming = batch
+      // The leader's own answer is read off its member once the batch ended: no Deferred to wait on.
+      const mine = Effect.suspend(() => me.result as Exit.Exit<A, E | SqlError>)
       return Effect.zipRight(
         Effect.yieldNow(),
         Effect.suspend(() => {
           if (forming === batch) forming = undefined
+          if (lock.tryTake()) return Effect.zipRight(run(batch), mine)
           return Effect.matchCauseEffect(lock.take(restore), {
             onSuccess: () => Effect.zipRight(run(batch), mine),
             // The leader was interrupted while it waited for the lock: its own body never runs,
@@ -166,10 +188,14 @@ const MEMBERS = 64
 interface Member {
   readonly body: Effect.Effect<unknown, unknown>
   readonly context: Context.Context<never>
-  readonly answer: Deferred.Deferred<unknown, unknown>
+  /** Where a member that joined another's batch waits for its answer; the leader reads `result`. */
+  answer: Deferred.Deferred<unknown, unknown> | undefined
   /** `waiting` until its body runs (`ran`); `gone` when its caller left first. */
   state: "waiting" | "ran" | "gone"
+  /** Its body's exit, once run. */
   exit: Exit.Exit<unknown, unknown> | undefined
+  /** Its answer, once the batch ended. */
+  result: Exit.Exit<unknown, unknown> | undefined
 }
 
 /** A member's body on the leader's fiber, in the member's own context with the transaction's connection in it; its exit. */

@@ -20,6 +20,8 @@ export interface Lock {
    * `restore`, so only the wait can be interrupted and a take is always paired with a release.
    */
   readonly take: (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) => Effect.Effect<void>
+  /** Takes the lock if it is free, at once; false (and nothing taken) if another holds it. */
+  readonly tryTake: () => boolean
   /** Gives the lock back and wakes every waiter. */
   readonly release: () => void
 }
@@ -53,6 +55,11 @@ export const make = (): Lock => {
   return {
     held: () => held,
     take,
+    tryTake: () => {
+      if (held) return false
+      held = true
+      return true
+    },
     release: () => {
       held = false
       if (waiters.size === 0) return
