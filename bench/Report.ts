@@ -163,7 +163,7 @@ const runtimeSection = (r: RuntimeBench.Results): ReadonlyArray<string> => [
   ),
   "",
   `Wake-ups (issue 16): runs suspended on a timer already due, fired through \`Runtime.fireTimers(128)\` by 1 or 4 concurrent callers (instances' timer passes) until every run is sealed; floor ≥ ${WAKE_FLOOR}/s. ` +
-    "A pass claims up to 128 due timers and takes their runs' leases in one statement (`acquireMany`); each wake-up reads its run's journal and stages the answer, and the resume (replay, conclusion) commits the answer, the seal, the lease's release and the disarm in one transaction, 16 resumes at a time.",
+    "A pass claims up to 128 due timers and takes their runs' leases in one statement (`acquireMany`); each wake-up reads its run's journal and stages the answer, and the resume (replay, conclusion) commits the answer, the seal, the lease's release and the disarm together, 16 resumes at a time: on pg one autocommitted statement (the disarm folded into the seal), on SQLite one transaction whose COMMIT the resumes ready together share (group commit).",
   "",
   "| backend | due | callers | wake-ups/s | seconds | a lone timer's wake-up (its claim and lease included; a full batch shares those), client: transactions + single statements |",
   "|---|--:|--:|--:|--:|--:|",
