@@ -881,16 +881,15 @@ export const make = Effect.gen(function* () {
           const dropped = form === undefined ? undefined : Folds.asTimerDrop(form.form, dialect.database)
           const drop = dropped?.run === run ? dropped : undefined
           const hinted = sealOnHint(tenant, run, epoch, outcome, last, alone, drop)
+          // What follows the hinted statement when it commits on its own: nothing without an
+          // alongside, the fold's notice with a folded one; any other alongside needs the transaction.
+          const onItsOwn = alongside === undefined ? Effect.void : drop === undefined ? undefined : form?.folded
           const sealed =
-            alongside === undefined || (form !== undefined && drop !== undefined)
-              ? Effect.flatMap(hinted, (h) =>
-                  h === undefined
-                    ? dialect.write(full)
-                    : form === undefined
-                      ? Effect.succeed(h)
-                      : Effect.as(form.folded, h),
+            onItsOwn === undefined
+              ? dialect.write(
+                  Effect.flatMap(hinted, (h) => (h === undefined ? full : Effect.as(alongside ?? Effect.void, h))),
                 )
-              : dialect.write(Effect.flatMap(hinted, (h) => (h === undefined ? full : Effect.as(alongside, h))))
+              : Effect.flatMap(hinted, (h) => (h === undefined ? dialect.write(full) : Effect.as(onItsOwn, h)))
           // A sealed run takes no more appends; a failed seal's head is unknown.
           return Effect.ensuring(sealed, forget(tenant, run))
         }),

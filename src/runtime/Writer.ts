@@ -86,8 +86,9 @@ export const make = (options: {
     let mustFlush = false
     let sealed = false
     let released = false
-    // Set by the release itself, inside the store's transaction: a journal wrapper that does not
-    // pass `alongside` on leaves it unset, and the driver releases separately, as before.
+    // Set by the release itself, inside the store's transaction, or by its `folded` when the
+    // store wrote it in its own statement: a journal wrapper that does not pass `alongside` on
+    // leaves it unset, and the driver releases separately, as before.
     let ran = false
     const ranNow = Effect.sync(() => {
       ran = true

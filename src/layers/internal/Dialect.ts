@@ -152,7 +152,8 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
     },
   })
   const nested = Driver.fromClient(sql, name)
-  const driver = Option.getOrElse(yield* Effect.serviceOption(Driver.Driver), () => nested)
+  const provided = yield* Effect.serviceOption(Driver.Driver)
+  const driver = Option.getOrElse(provided, () => nested)
   const lean = {
     write: driver.transaction("write"),
     read: driver.transaction("read"),
@@ -259,7 +260,7 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
       },
     command,
     writableCte: pg,
-    database: Option.getOrElse(yield* Effect.serviceOption(Driver.Driver), () => client),
+    database: Option.getOrElse(provided, () => client),
     forUpdate: pg ? "FOR UPDATE" : "",
     now: pg ? "CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT)" : "CAST(strftime('%s', 'now') AS INTEGER)",
     least: pg ? "LEAST" : "MIN",
