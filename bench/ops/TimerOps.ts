@@ -1,7 +1,7 @@
 /**
  * TimerStore's sweep: `claimDue` taking 1 and 100 due timers. The raw mirror is the one statement
- * `TimerStoreSql` sends, in its transaction: on pg `WITH picked AS MATERIALIZED (SELECT … FOR
- * UPDATE SKIP LOCKED) UPDATE … FROM picked`, on sqlite `UPDATE … IN (SELECT …)`.
+ * `TimerStoreSql` sends, in its transaction: on pg `WITH fresh …, lapsed … (each FOR UPDATE SKIP
+ * LOCKED), picked … UPDATE … FROM picked`, on sqlite `UPDATE … IN (SELECT … UNION ALL …)`.
  */
 import { Effect } from "effect"
 import { CLAIM_LEASE_SECS } from "../../src/domain/Timer.js"
@@ -9,9 +9,10 @@ import { TimerStore } from "../../src/services/TimerStore.js"
 import { effectKey, expect, NOW, type Op, runId } from "../Op.js"
 import { insertRows, pick } from "../Raw.js"
 
-// sqlite: the store walks timers_pending in claim order and stops at the limit (TimerStoreSql).
-const PICK_SQLITE = `SELECT tenant, run_id, effect_key FROM timers INDEXED BY timers_pending WHERE tenant = $5 AND fire_at <= $6 AND claimable_at <= $7 ORDER BY fire_at, run_id, effect_key LIMIT $8`
-const CLAIM_PG = `WITH picked AS MATERIALIZED ( SELECT tenant, run_id, effect_key FROM timers WHERE tenant = $4 AND claimable_at <= $5 ORDER BY fire_at, run_id, effect_key LIMIT $6 FOR UPDATE SKIP LOCKED) UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 FROM picked WHERE timers.tenant = picked.tenant AND timers.run_id = picked.run_id AND timers.effect_key = picked.effect_key RETURNING timers.run_id, timers.effect_key, timers.case_id, timers.step, timers.phase, timers.fire_at`
+// sqlite: the store walks the never-claimed timers in claim order and the lapsed claims, and
+// takes the first `limit` of both (TimerStoreSql, migration 0007).
+const PICK_SQLITE = `SELECT tenant, run_id, effect_key FROM ( SELECT * FROM ( SELECT tenant, run_id, effect_key, fire_at FROM timers INDEXED BY timers_fresh WHERE tenant = $5 AND claimed_at IS NULL AND fire_at <= $6 ORDER BY fire_at, run_id, effect_key LIMIT $7) UNION ALL SELECT * FROM ( SELECT tenant, run_id, effect_key, fire_at FROM timers INDEXED BY timers_claimed WHERE tenant = $8 AND claimed_at IS NOT NULL AND claimable_at <= $9 ORDER BY fire_at, run_id, effect_key LIMIT $10)) ORDER BY fire_at, run_id, effect_key LIMIT $11`
+const CLAIM_PG = `WITH fresh AS MATERIALIZED ( SELECT tenant, run_id, effect_key, fire_at FROM timers WHERE tenant = $4 AND claimed_at IS NULL AND fire_at <= $5 ORDER BY fire_at, run_id, effect_key LIMIT $6 FOR UPDATE SKIP LOCKED), lapsed AS MATERIALIZED ( SELECT tenant, run_id, effect_key, fire_at FROM timers WHERE tenant = $4 AND claimed_at IS NOT NULL AND claimable_at <= $5 ORDER BY fire_at, run_id, effect_key LIMIT $6 FOR UPDATE SKIP LOCKED), picked AS MATERIALIZED ( SELECT tenant, run_id, effect_key FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed) AS takeable ORDER BY fire_at, run_id, effect_key LIMIT $6) UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 FROM picked WHERE timers.tenant = picked.tenant AND timers.run_id = picked.run_id AND timers.effect_key = picked.effect_key RETURNING timers.run_id, timers.effect_key, timers.case_id, timers.step, timers.phase, timers.fire_at`
 const claimSqlite = (pick: string) =>
   `UPDATE timers SET claimed_at = $1, claimable_at = CAST($2 AS BIGINT) + $3 WHERE tenant = $4 AND (tenant, run_id, effect_key) IN (${pick}) RETURNING run_id, effect_key, case_id, step, phase, fire_at`
 
@@ -47,7 +48,10 @@ const claimDue = (limit: number, ops: number): Op => ({
                 cell.tenant,
                 cell.tenant,
                 NOW,
+                limit,
+                cell.tenant,
                 NOW,
+                limit,
                 limit,
               ])
         expect(rows.length > 0, "raw claimDue claimed nothing")

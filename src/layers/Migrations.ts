@@ -13,12 +13,14 @@ import * as PgRunPositions from "./migrations/pg/0003_run_positions.js"
 import * as PgReadIndexes from "./migrations/pg/0004_read_indexes.js"
 import * as PgErasure from "./migrations/pg/0005_erasure.js"
 import * as PgElectedWaits from "./migrations/pg/0006_elected_waits.js"
+import * as PgFreshTimers from "./migrations/pg/0007_fresh_timers.js"
 import * as SqliteCaseLayer from "./migrations/sqlite/0001_case_layer.js"
 import * as SqliteJournal from "./migrations/sqlite/0002_journal.js"
 import * as SqliteRunPositions from "./migrations/sqlite/0003_run_positions.js"
 import * as SqliteReadIndexes from "./migrations/sqlite/0004_read_indexes.js"
 import * as SqliteErasure from "./migrations/sqlite/0005_erasure.js"
 import * as SqliteElectedWaits from "./migrations/sqlite/0006_elected_waits.js"
+import * as SqliteFreshTimers from "./migrations/sqlite/0007_fresh_timers.js"
 
 /** Migration id (`0001_case_layer`) → its statements, for PostgreSQL. */
 export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -28,6 +30,7 @@ export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0004_read_indexes": PgReadIndexes.statements,
   "0005_erasure": PgErasure.statements,
   "0006_elected_waits": PgElectedWaits.statements,
+  "0007_fresh_timers": PgFreshTimers.statements,
 }
 
 /** Migration id → its statements, for SQLite; the ids are pg's, one for one. */
@@ -38,6 +41,7 @@ export const sqlite: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0004_read_indexes": SqliteReadIndexes.statements,
   "0005_erasure": SqliteErasure.statements,
   "0006_elected_waits": SqliteElectedWaits.statements,
+  "0007_fresh_timers": SqliteFreshTimers.statements,
 }
 
 const TABLE = "agentplane_migrations"

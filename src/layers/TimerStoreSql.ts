@@ -26,40 +26,63 @@ export const make = Effect.gen(function* () {
   // in SQL as BIGINT, so an instant past 2^31 never meets int4. Unnamed on pg: how many timers
   // are due is the skew a generic plan gets wrong (a tenant with a million beside one with none).
   // pg: SKIP LOCKED, so a second sweeper takes the next rows instead of waiting for ours; a row
-  // claimed while we looked is re-checked on locking and skipped. The pick is a MATERIALIZED CTE
-  // and the update finds its rows through the primary key from it. Written as `WHERE tenant = $t
-  // AND … IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`, statistics older than the tenant's
-  // backlog (its 10,000 due timers arrived after an ANALYZE that saw none) made the planner scan
-  // the tenant's rows as the outer side of a nested-loop semi join and run the pick again, locking
-  // anew, for every one of them: 8-14 s a claim with four sweepers at 10,000 due, until one passed
-  // the 30 s statement timeout. The tenant reaches the update through `picked`, whose rows are all
-  // the caller's; a constant tenant filter there would bring the bad estimate back (with the pick
-  // run once, still 300 ms: 10,000 outer rows, each compared with 128).
+  // claimed while we looked is re-checked on locking (its new `claimed_at` leaves the fresh walk)
+  // and skipped. Two picks, as on SQLite (migration 0007): the never-claimed timers in the
+  // claim's order, stopping after `n`, and the lapsed claims; then the first `n` of both. Row
+  // locks are not allowed over a UNION, so each pick locks on its own and the union is taken
+  // after: up to `n` rows locked and not chosen stay locked only until this statement ends, and a
+  // sweeper beside it passes over them for that long, as over any row a claim holds. Each pick is
+  // a MATERIALIZED CTE and the update finds its rows through the primary key from the result.
+  // Written as `WHERE tenant = $t AND … IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`, statistics
+  // older than the tenant's backlog (its 10,000 due timers arrived after an ANALYZE that saw
+  // none) made the planner scan the tenant's rows as the outer side of a nested-loop semi join
+  // and run the pick again, locking anew, for every one of them: 8-14 s a claim with four
+  // sweepers at 10,000 due, until one passed the 30 s statement timeout. The tenant reaches the
+  // update through `picked`, whose rows are all the caller's; a constant tenant filter there
+  // would bring the bad estimate back (with the pick run once, still 300 ms: 10,000 outer rows,
+  // each compared with 128).
   const claimPg = dialect.query(TimerRow, "timers")`
-    WITH picked AS MATERIALIZED (
-      SELECT tenant, run_id, effect_key FROM timers
-       WHERE tenant = ${3} AND claimable_at <= ${4}
+    WITH fresh AS MATERIALIZED (
+      SELECT tenant, run_id, effect_key, fire_at FROM timers
+       WHERE tenant = ${3} AND claimed_at IS NULL AND fire_at <= ${4}
        ORDER BY fire_at, run_id, effect_key
-       LIMIT ${5} FOR UPDATE SKIP LOCKED)
+       LIMIT ${5} FOR UPDATE SKIP LOCKED),
+    lapsed AS MATERIALIZED (
+      SELECT tenant, run_id, effect_key, fire_at FROM timers
+       WHERE tenant = ${3} AND claimed_at IS NOT NULL AND claimable_at <= ${4}
+       ORDER BY fire_at, run_id, effect_key
+       LIMIT ${5} FOR UPDATE SKIP LOCKED),
+    picked AS MATERIALIZED (
+      SELECT tenant, run_id, effect_key FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed) AS takeable
+       ORDER BY fire_at, run_id, effect_key
+       LIMIT ${5})
     UPDATE timers SET claimed_at = ${0}, claimable_at = CAST(${1} AS BIGINT) + ${2}
       FROM picked
      WHERE timers.tenant = picked.tenant AND timers.run_id = picked.run_id AND timers.effect_key = picked.effect_key
     RETURNING timers.run_id, timers.effect_key, timers.case_id, timers.step, timers.phase, timers.fire_at`
 
-  // sqlite: one writer runs the whole statement at once; nobody can interleave. It walks
-  // `timers_pending` in the claim's own order and stops after `n` takeable rows: through
-  // `timers_due` it read every due row and sorted them all for each batch, so a claim cost grew
-  // with the backlog (1.5 ms at 1,000 timers, 5.5 ms at 1,000,000). The price is stepping over
-  // held claims at the queue head, at most the timers claimed in the last 60 s and not yet
-  // disarmed. `fire_at <= now` adds nothing (a row's `claimable_at` is never before its
-  // `fire_at`) but bounds the walk.
+  // sqlite: one writer runs the whole statement at once; nobody can interleave. Two walks, each
+  // over rows it can take (migration 0007): the never-claimed timers in the claim's own order
+  // (`claimable_at` is `fire_at` until a first claim), stopping after `n`, and the lapsed claims
+  // (`claimable_at <= now` among the claimed), which it sorts. The first `n` of both is the
+  // contract's order. One walk of `timers_pending` stepped over every held claim at the queue
+  // head, a table lookup each (1.25 ms at 1,000 timers, 4.5 ms at 1,000,000 with 1% held); one
+  // range of `claimable_at` read the whole due backlog and sorted it for each batch.
   const claimSqlite = dialect.query(TimerRow, "timers")`
     UPDATE timers SET claimed_at = ${0}, claimable_at = CAST(${1} AS BIGINT) + ${2}
      WHERE tenant = ${3} AND (tenant, run_id, effect_key) IN (
-       SELECT tenant, run_id, effect_key FROM timers INDEXED BY timers_pending
-        WHERE tenant = ${4} AND fire_at <= ${5} AND claimable_at <= ${6}
+       SELECT tenant, run_id, effect_key FROM (
+         SELECT * FROM (
+           SELECT tenant, run_id, effect_key, fire_at FROM timers INDEXED BY timers_fresh
+            WHERE tenant = ${4} AND claimed_at IS NULL AND fire_at <= ${5}
+            ORDER BY fire_at, run_id, effect_key LIMIT ${6})
+         UNION ALL
+         SELECT * FROM (
+           SELECT tenant, run_id, effect_key, fire_at FROM timers INDEXED BY timers_claimed
+            WHERE tenant = ${7} AND claimed_at IS NOT NULL AND claimable_at <= ${8}
+            ORDER BY fire_at, run_id, effect_key LIMIT ${9}))
         ORDER BY fire_at, run_id, effect_key
-        LIMIT ${7})
+        LIMIT ${10})
     RETURNING run_id, effect_key, case_id, step, phase, fire_at`
 
   const dropTimer = dialect.command({ named: true })`
@@ -90,7 +113,7 @@ export const make = Effect.gen(function* () {
         dialect.write(
           dialect.name === "pg"
             ? claimPg(now, now, CLAIM_LEASE_SECS, tenant, now, n)
-            : claimSqlite(now, now, CLAIM_LEASE_SECS, tenant, tenant, now, now, n),
+            : claimSqlite(now, now, CLAIM_LEASE_SECS, tenant, tenant, now, n, tenant, now, n, n),
         ),
         // RETURNING promises no order; the contract's is fire instant, then run, then effect.
         (rows) => [...rows].sort(byFireOrder).map(toTimer),

@@ -41,7 +41,7 @@ const exactlyOnce = (results: ReadonlyArray<ReadonlyArray<Timer>>, timers: Reado
 export const races = (test: Tester, backend: Backend) => {
   describe("races", () => {
     test.prop(
-      "concurrent sweepers claim every due timer exactly once, and again once after the lease",
+      "concurrent sweepers claim every due timer exactly once, and again once after the lease, beside fresh ones",
       shape,
       ({ fibers, pool, timers: m, limit }) =>
         Effect.gen(function* () {
@@ -50,7 +50,10 @@ export const races = (test: Tester, backend: Backend) => {
           yield* arm(...timers, later)
           exactlyOnce(yield* fire(fibers, () => sweep(1_010, limit)), timers)
           exactlyOnce(yield* fire(fibers, () => sweep(1_069, limit)), [])
-          exactlyOnce(yield* fire(fibers, () => sweep(1_070, limit)), timers)
+          // Lapsed claims and never-claimed timers due together: two picks, one set.
+          const fresh = Array.from({ length: m }, (_, i) => timer(1_060 + (i % 5)))
+          yield* arm(...fresh)
+          exactlyOnce(yield* fire(fibers, () => sweep(1_070, limit)), [...timers, ...fresh])
         }).pipe(onPool(backend, pool)),
       runs,
     )

@@ -112,6 +112,26 @@ export const verbs = (test: Tester) => {
         assert.deepStrictEqual(yield* claimDue(70, 1), [fresh])
       }).pipe(asFreshTenant))
 
+    test("lapsed and fresh timers interleave in fire order within one limit; held ones are passed over", () =>
+      Effect.gen(function* () {
+        const held = timer(5)
+        const lapsedA = timer(10)
+        const lapsedB = timer(30)
+        yield* arm(lapsedA, lapsedB)
+        assert.deepStrictEqual(yield* claimDue(30), [lapsedA, lapsedB])
+        yield* arm(held)
+        assert.deepStrictEqual(yield* claimDue(60), [held])
+        const freshA = timer(20)
+        const freshB = timer(40)
+        const freshC = timer(50)
+        yield* arm(freshA, freshB, freshC)
+        // At 90: the first claims lapsed (held since 30), `held` is held until 120, and the
+        // fresh ones are due. The earliest three of both kinds, in fire order.
+        assert.deepStrictEqual(yield* claimDue(90, 3), [lapsedA, freshA, lapsedB])
+        assert.deepStrictEqual(yield* claimDue(90, 3), [freshB, freshC])
+        assert.deepStrictEqual(yield* claimDue(90, 3), [])
+      }).pipe(asFreshTenant))
+
     test("a limit of 0 (or less) claims nothing and leaves the timers claimable", () =>
       Effect.gen(function* () {
         const t = timer(10)
