@@ -345,9 +345,9 @@ const uses = (node: PlanNode): Array<string> => {
  * one does, the seed's retired rows are not dead to every transaction, so no scan may mark their
  * index entries dead and each read visits them again on the heap: `census` at 1M rows read 4.4 ms
  * a call with a `REPEATABLE READ` transaction open beside it and 0.65 ms without (0.6 ms at 1k
- * either way), and a full run's census read 5.3 ms there after the store cells, as if its index
- * had grown. What holds it (an autovacuum ANALYZE of a table the store cells filled, say) is
- * logged, since that, not the read, is what such a run would be timing.
+ * either way): a growth that is the open transaction's, not the index's. What holds it is logged.
+ * (The full runs' slow census at 1M, 5.3 and 11.5 ms after the store cells, found no holder here,
+ * so it has another cause, still unknown.)
  */
 const settledHorizon = async (raw: Raw.Raw, log: (line: string) => void): Promise<void> => {
   const started = performance.now()
