@@ -38,14 +38,14 @@ export const make = Effect.gen(function* () {
   // until it found `n`: with none lapsed and the statistics skewed by other tenants' claims (the
   // bench's store cells), 31 ms a pick at 100k timers against 0.05 ms, and 356 ms a claim at 1M.
   // Each pick is a MATERIALIZED CTE and the update finds its rows through the primary key from
-  // the result. Written as `WHERE tenant = $t AND … IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`, statistics
-  // older than the tenant's backlog (its 10,000 due timers arrived after an ANALYZE that saw
-  // none) made the planner scan the tenant's rows as the outer side of a nested-loop semi join
-  // and run the pick again, locking anew, for every one of them: 8-14 s a claim with four
-  // sweepers at 10,000 due, until one passed the 30 s statement timeout. The tenant reaches the
-  // update through `picked`, whose rows are all the caller's; a constant tenant filter there
-  // would bring the bad estimate back (with the pick run once, still 300 ms: 10,000 outer rows,
-  // each compared with 128).
+  // the result. Written as `WHERE tenant = $t AND … IN (SELECT … LIMIT n FOR UPDATE SKIP
+  // LOCKED)`, statistics older than the tenant's backlog (its 10,000 due timers arrived after an
+  // ANALYZE that saw none) made the planner scan the tenant's rows as the outer side of a
+  // nested-loop semi join and run the pick again, locking anew, for every one of them: 8-14 s a
+  // claim with four sweepers at 10,000 due, until one passed the 30 s statement timeout. The
+  // tenant reaches the update through `picked`, whose rows are all the caller's; a constant
+  // tenant filter there would bring the bad estimate back (with the pick run once, still 300 ms:
+  // 10,000 outer rows, each compared with 128).
   const claimPg = dialect.query(TimerRow, "timers")`
     WITH fresh AS MATERIALIZED (
       SELECT tenant, run_id, effect_key, fire_at FROM timers
