@@ -343,8 +343,8 @@ const uses = (node: PlanNode): Array<string> => {
  * index entries dead and each read visits them again on the heap: `census` at 1M rows read 4.4 ms
  * a call with a `REPEATABLE READ` transaction open beside it and 0.65 ms without (0.6 ms at 1k
  * either way): a growth that is the open transaction's, not the index's. What holds it is logged.
- * (The full runs' slow census at 1M, 5.3 and 11.5 ms after the store cells, found no holder here,
- * so it has another cause, still unknown.)
+ * (The full runs' slow census at 1M after the store cells found no holder here: it was a Gather
+ * on a mis-estimated count, which the plan column now names; see `uses`.)
  */
 const settledHorizon = async (raw: Raw.Raw, log: (line: string) => void): Promise<void> => {
   const started = performance.now()

@@ -14,10 +14,9 @@
  *   sweeper left, not the held ones.
  *
  * They replace `timers_due` (tenant, claimable_at), whose range held the fresh due rows too, so a
- * claim through it would sort the whole backlog.
- * `timers_pending` stays: `pending` lists every timer, held or not. Each predicate is written as
- * the claim writes it, so SQLite's planner, which matches partial index terms literally, can use
- * it too.
+ * claim through it would sort the whole backlog. `timers_pending` stays: `pending` lists every
+ * timer, held or not. Each predicate is written as the claim writes it, so SQLite's planner,
+ * which matches partial index terms literally, can use it too.
  */
 export const statements: ReadonlyArray<string> = [
   `CREATE INDEX IF NOT EXISTS timers_fresh
