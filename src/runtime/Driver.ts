@@ -191,8 +191,9 @@ const fiberExit = <A, E, R>(
         attributes: { step: where.step, phase: where.phase },
         captureStackTrace: false,
       }),
-      Effect.provideService(StepCtx.StepCtx, cx),
-      Effect.provide(Context.merge(exec.entry.context, services)),
+      // One provide, not two: each is a scoped swap of the fiber's context (a dozen interpreter
+      // steps), and a woken run pays for it on every step it replays.
+      Effect.provide(Context.add(Context.merge(exec.entry.context, services), StepCtx.StepCtx, cx)),
     ) as Effect.Effect<A, E>
     const fiber = yield* Effect.fork(provided)
     return yield* Fiber.await(fiber)

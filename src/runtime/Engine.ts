@@ -241,9 +241,14 @@ export const make = (options: Options) =>
         ]
         if (Option.isSome(bound)) records.push(bound.value.record)
         const history = History.build([])
-        const writer = yield* Writer.make({ mode: "live", run, epoch: Option.some(lease.epoch), history }).pipe(
-          Effect.provide(services),
-        )
+        const writer = yield* Writer.make({
+          mode: "live",
+          run,
+          epoch: Option.some(lease.epoch),
+          history,
+          journal,
+          tenant: yield* Tenant,
+        })
         for (const kind of records) {
           writer.stage(
             new Journal.Append({ case: kase, step: StepId.make(0), phase: "forward", effectKey: Option.none(), kind }),
@@ -371,6 +376,7 @@ export const make = (options: Options) =>
     ) =>
       Effect.gen(function* () {
         const answer = woken === undefined ? Option.none<Staged>() : woken.answer
+        const tenant = yield* Tenant
         const writer = yield* Writer.make({
           mode: "resume",
           run,
@@ -378,7 +384,9 @@ export const make = (options: Options) =>
           history: loaded.history,
           ...(Option.isSome(answer) ? { staged: { appends: [answer.value.append], head: answer.value.head } } : {}),
           ...(woken === undefined ? {} : { release: woken.release }),
-        }).pipe(Effect.provide(services))
+          journal,
+          tenant,
+        })
         const exec = Execution.make({
           run,
           mode: "resume",
@@ -392,7 +400,6 @@ export const make = (options: Options) =>
           crash,
           fake,
         })
-        const tenant = yield* Tenant
         const status = yield* drive(exec, Option.some(epoch), quotaOf(tenant), woken)
         return result<unknown>(exec, status)
       })
@@ -426,9 +433,14 @@ export const make = (options: Options) =>
     const replay = (run: RunId) =>
       Effect.gen(function* () {
         const loaded = yield* load(run)
-        const writer = yield* Writer.make({ mode: "strict", run, epoch: Option.none(), history: loaded.history }).pipe(
-          Effect.provide(services),
-        )
+        const writer = yield* Writer.make({
+          mode: "strict",
+          run,
+          epoch: Option.none(),
+          history: loaded.history,
+          journal,
+          tenant: yield* Tenant,
+        })
         const exec = Execution.make({
           run,
           mode: "strict",
@@ -579,7 +591,6 @@ export const make = (options: Options) =>
           // lease, answers it `NotWaiting`, so what is logged here is a real failure.
           Effect.tapErrorCause((cause) => Effect.logWarning("agentplane.run.wake_failed", cause)),
           Effect.ignore,
-          Effect.provideService(Tenant, tenant),
         )
         return { _tag: "Resumed", resume, lease: { run, epoch, tenant } } satisfies Woke
       })
@@ -592,7 +603,7 @@ export const make = (options: Options) =>
      * returns once the resume is forked, as before. The lease is held until the permit is (or
      * the fiber ends without one); from then on `drive` holds it.
      */
-    const inBackground = (woke: { readonly resume: Effect.Effect<void>; readonly lease: Holding }) =>
+    const inBackground = (woke: { readonly resume: Effect.Effect<void, never, Tenant>; readonly lease: Holding }) =>
       FiberSet.run(
         background,
         Effect.suspend(() => {
@@ -665,8 +676,8 @@ export const make = (options: Options) =>
             yield* Deferred.succeed(resumed, w._tag === "Right" && w.right._tag === "Resumed")
             if (w._tag === "Right" && w.right._tag === "Resumed") yield* w.right.resume
           }).pipe(
+            // No Tenant provided here: the fiber FiberSet.run forks inherits this pass's context.
             Effect.ensuring(Effect.zipRight(Deferred.succeed(resumed, false), wakers.release(1))),
-            Effect.provideService(Tenant, tenant),
           )
           // Taken and handed over as one step, so an interruption between them leaks no permit; the
           // run itself stays interruptible (its stops interrupt it).
@@ -869,7 +880,12 @@ interface Woken {
 type Woke =
   | { readonly _tag: "Busy" }
   | { readonly _tag: "NotWaiting" }
-  | { readonly _tag: "Resumed"; readonly resume: Effect.Effect<void>; readonly lease: Holding }
+  | {
+      readonly _tag: "Resumed"
+      /** Run in a fiber of the caller's tenant: a pass or delivery forks it, and a fork inherits the context. */
+      readonly resume: Effect.Effect<void, never, Tenant>
+      readonly lease: Holding
+    }
 
 /** A lease the runtime renews while it holds it: the run, its epoch, and the tenant it is of. */
 interface Holding {

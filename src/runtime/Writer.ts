@@ -8,11 +8,11 @@
  * admission, step boundaries, reads, notes and the conclusion ride along with those. Strict replay
  * writes nothing: every write here is a no-op there.
  */
-import { Effect, Option } from "effect"
+import { type Context, Effect, Option } from "effect"
 import type { CaseId, Epoch, RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import type { Phase } from "../domain/Phase.js"
-import { Tenant } from "../domain/Tenant.js"
+import { Tenant, type TenantId } from "../domain/Tenant.js"
 import type {
   Backend,
   Corrupt,
@@ -75,11 +75,17 @@ export const make = (options: {
    * together or not at all, and the release costs no commit of its own.
    */
   readonly release?: JournalStore.Alongside
-}): Effect.Effect<Writer, never, Tenant | JournalStore.JournalStore> =>
+  /**
+   * The store and tenant every batch goes to, handed in rather than read from a provided context:
+   * a provide is a scoped swap of the fiber's context, a woken run makes a writer each time, and
+   * the caller holds both already. The tenant is pinned here, so a step body that provides
+   * another cannot move the run's writes.
+   */
+  readonly journal: Context.Tag.Service<JournalStore.JournalStore>
+  readonly tenant: TenantId
+}): Effect.Effect<Writer> =>
   Effect.gen(function* () {
-    const { mode, run, history } = options
-    const journal = yield* JournalStore.JournalStore
-    const tenant = yield* Tenant
+    const { mode, run, history, journal, tenant } = options
     const lock = yield* Effect.makeSemaphore(1)
     let pending: Array<Journal.Append> = mode === "strict" ? [] : [...(options.staged?.appends ?? [])]
     let head = options.staged?.head ?? history.head
