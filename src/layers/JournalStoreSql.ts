@@ -30,6 +30,10 @@ import * as Dialect from "./internal/Dialect.js"
 import * as Folds from "./internal/Folds.js"
 import * as Sql from "./internal/Sql.js"
 
+/** sqlite: the next seal's log position, one step down `run_seal`'s rowid b-tree (see `make`). */
+const SQLITE_NEXT_LOG_POSITION =
+  "(SELECT COALESCE((SELECT log_position FROM run_seal ORDER BY rowid DESC LIMIT 1), 0) + 1)"
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
@@ -49,11 +53,7 @@ export const make = Effect.gen(function* () {
     dialect.name === "pg"
       ? sql.literal(dialect.nextOrdinal)
       : sql`(SELECT COALESCE(MAX(ordinal), 0) + 1 FROM run_outcome WHERE tenant = ${tenant} AND outcome = ${outcome})`
-  const nextLogPosition = sql.literal(
-    dialect.name === "pg"
-      ? dialect.nextLogPosition
-      : "(SELECT COALESCE((SELECT log_position FROM run_seal ORDER BY rowid DESC LIMIT 1), 0) + 1)",
-  )
+  const nextLogPosition = sql.literal(dialect.name === "pg" ? dialect.nextLogPosition : SQLITE_NEXT_LOG_POSITION)
 
   // Read inside `write`: on pg the row lock makes an acquire or a seal wait until this verb ends.
   const lockLease = (tenant: string, run: RunId) =>
@@ -140,6 +140,34 @@ export const make = Effect.gen(function* () {
     INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw)
     VALUES (${0}, ${1}, ${2}, ${3}, ${4}, ${5}, ${6}, ${7}, ${8}, ${9})
     RETURNING seq`
+
+  /**
+   * A conclusion's outcome index (last conclusion wins). Parameters: tenant, run, outcome. The
+   * ordinal is pg's sequence, sqlite's `MAX + 1` of the pair (see `nextOrdinal`); compiled once,
+   * like the records it is written with, instead of built per seal through the client.
+   */
+  const indexOutcome =
+    dialect.name === "pg"
+      ? dialect.command({ named: true })`
+    INSERT INTO run_outcome (tenant, run_id, outcome, ordinal) VALUES (${0}, ${1}, ${2}, ${dialect.nextOrdinal})
+    ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+    RETURNING run_id`
+      : dialect.command({ named: true })`
+    INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
+    VALUES (${0}, ${1}, ${2}, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM run_outcome WHERE tenant = ${0} AND outcome = ${2}))
+    ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+    RETURNING run_id`
+
+  /** sqlite's seal row (pg's is in `sealAtOnce`). Parameters: tenant, run, outcome, chain head. */
+  const insertSeal = dialect.command({ named: true })`
+    INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
+    VALUES (${0}, ${1}, ${2}, ${3}, ${SQLITE_NEXT_LOG_POSITION}, ${dialect.now})
+    ON CONFLICT (tenant, run_id) DO NOTHING
+    RETURNING run_id`
+
+  /** The seal's release of the lease it was written under. Parameters: tenant, run, epoch. */
+  const releaseSealed = dialect.command({ named: true })`
+    UPDATE run_lease SET owner = '' WHERE tenant = ${0} AND run_id = ${1} AND epoch = ${2}`
 
   // A batch with no case keeps the case the run was last stamped with.
   const touchActivity = dialect.command({ named: true })`
@@ -570,12 +598,8 @@ export const make = Effect.gen(function* () {
         }
         if (indexOutcomes && entry.kind.kind === "RunSealed") {
           // Last conclusion wins: a failed run concluded again by a resume moves to its new outcome.
-          const concluded = yield* sql`
-          INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
-          VALUES (${tenant}, ${run}, ${entry.kind.outcome}, ${nextOrdinal(tenant, entry.kind.outcome)})
-          ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
-          RETURNING run_id`
-          if (concluded.length === 0) return yield* notWritten(`outcome of ${run}`)
+          const concluded = yield* indexOutcome(tenant, run, entry.kind.outcome)
+          if (concluded === 0) return yield* notWritten(`outcome of ${run}`)
         }
       }
       return built.map((b) => b.record)
@@ -854,21 +878,13 @@ export const make = Effect.gen(function* () {
               // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
               // conclusion record of the last batch was indexed with it (`appendWithin`).
               const written = yield* Effect.zipLeft(
-                sql`
-                  INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
-                  VALUES (${tenant}, ${run}, ${outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
-                  ON CONFLICT (tenant, run_id) DO NOTHING
-                  RETURNING run_id`,
-                sql`UPDATE run_lease SET owner = '' WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}`,
+                insertSeal(tenant, run, outcome, digestParam(head.hash)),
+                releaseSealed(tenant, run, epoch),
               )
-              if (written.length === 0) return yield* notWritten(`seal of ${run}`)
+              if (written === 0) return yield* notWritten(`seal of ${run}`)
               if (concluded === undefined) {
-                const indexed = yield* sql`
-                  INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
-                  VALUES (${tenant}, ${run}, ${indexAs}, ${nextOrdinal(tenant, indexAs)})
-                  ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
-                  RETURNING run_id`
-                if (indexed.length === 0) return yield* notWritten(`outcome of ${run}`)
+                const indexed = yield* indexOutcome(tenant, run, indexAs)
+                if (indexed === 0) return yield* notWritten(`outcome of ${run}`)
               }
             }
             if (alongside !== undefined) yield* alongside
