@@ -42,8 +42,8 @@ export interface History {
   readonly slots: ReadonlyMap<string, ReadonlyArray<Attempt>>
   /** Slots whose first attempt the replay has not reached yet; what is left at the end diverged. */
   readonly unvisited: Set<EffectKey>
-  /** Canonical payloads of unkeyed records, by (step, phase, kind), in journal order. */
-  readonly positional: ReadonlyMap<string, ReadonlyArray<string>>
+  /** Payloads of unkeyed records, by (step, phase, kind), in journal order; compared by `repeats`. */
+  readonly positional: ReadonlyMap<string, ReadonlyArray<Journal.Kind>>
   /** The seq of each step's `StepFinished` (forward), which fixes completion order for the unwind. */
   readonly finishedAt: ReadonlyMap<number, number>
   /** Steps with a forward `StepStarted`: at their boundary the run is replaying, not live. */
@@ -78,7 +78,7 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     { started: Journal.Record; outcome: Option.Option<Journal.Record>; failedFirst: boolean }
   >()
   const order: Array<EffectKey> = []
-  const positional = new Map<string, Array<string>>()
+  const positional = new Map<string, Array<Journal.Kind>>()
   const finishedAt = new Map<number, number>()
   const started = new Set<number>()
   const cancelledAt = new Map<number, Extract<Journal.Kind, { kind: "RunCancelled" }>>()
@@ -114,7 +114,7 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     if (k.kind === "RunCancelled") cancelledAt.set(record.step, k)
     const at = positionOf(record.step, record.phase, k.kind)
     const list = positional.get(at) ?? []
-    list.push(signature(k))
+    list.push(k)
     positional.set(at, list)
   }
   const slots = new Map<string, Array<Attempt>>()
@@ -155,6 +155,25 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     raised,
     head: last === undefined ? { seq: 0, hash: ZERO_HASH } : { seq: last.seq, hash: last.hash },
   }
+}
+
+const signatures = new WeakMap<Journal.Kind, string>()
+
+/**
+ * Whether the journal already holds `kind` as the `n`-th unkeyed record at `at`: the positional
+ * rule. The journal's side is canonicalised only when a re-execution offers a record there, once:
+ * a woken run replays a few boundaries, while its admission and plan records (the largest) are
+ * never offered again.
+ */
+export const repeats = (history: History, at: string, n: number, kind: Journal.Kind): boolean => {
+  const held = history.positional.get(at)?.[n]
+  if (held === undefined) return false
+  let text = signatures.get(held)
+  if (text === undefined) {
+    text = signature(held)
+    signatures.set(held, text)
+  }
+  return text === signature(kind)
 }
 
 /** The journaled attempt `attempt` of a slot, if the journal reached it. */

@@ -120,7 +120,7 @@ export const make = (options: {
         const at = History.positionOf(append.step, append.phase, append.kind.kind)
         const n = offered.get(at) ?? 0
         offered.set(at, n + 1)
-        if (history.positional.get(at)?.[n] === History.signature(append.kind)) return
+        if (History.repeats(history, at, n, append.kind)) return
       }
       pending.push(append)
     }

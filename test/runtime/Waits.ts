@@ -170,6 +170,12 @@ export const suite = (backend: Backend.Backend) =>
           (r) => r.kind.kind === "EffectDone" && Option.isSome(r.effectKey) && r.effectKey.value === timer?.effect,
         )
         expect(done?.kind.kind === "EffectDone" && done.kind.output).toEqual({ fired_at: timer?.fireAt })
+        // The woken run replayed its step's start; it wrote no boundary a second time (the positional rule).
+        const unkeyed = records
+          .filter((r) => Option.isNone(r.effectKey))
+          .map((r) => `${r.step}/${r.phase}/${r.kind.kind}`)
+        expect(unkeyed).toContain("0/forward/StepStarted")
+        expect(new Set(unkeyed).size).toBe(unkeyed.length)
         // Firing again finds nothing: the timer was disarmed, and the run is not woken twice.
         yield* rt.fireTimers(128)
         yield* rt.idle
