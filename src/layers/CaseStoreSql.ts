@@ -183,6 +183,21 @@ export const make = Effect.gen(function* () {
   const bumpNext = dialect.command({ named: true })`
     UPDATE cases SET runs_next = ${0} WHERE tenant = ${1} AND case_id = ${2} RETURNING runs_next`
 
+  /**
+   * First registration stands: `resolvedAt` is fixed once and never recomputed. Compiled once:
+   * a run registers its obligations on every admission. Parameters: tenant, case, name,
+   * resolved at, calendar digest, warn at, state.
+   */
+  const insertDeadline = dialect.command({ named: true })`
+    INSERT INTO case_deadlines (tenant, case_id, name, resolved_at, calendar_digest, warn_at, state)
+    VALUES (${0}, ${1}, ${2}, ${3}, ${4}, ${5}, ${6})
+    ON CONFLICT (tenant, case_id, name) DO NOTHING`
+
+  const deadlinesOf = dialect.query(DeadlineRow, "case_deadlines", { named: true })`
+    SELECT case_id, name, resolved_at, calendar_digest, warn_at, state FROM case_deadlines
+     WHERE tenant = ${0} AND case_id = ${1}
+     ORDER BY resolved_at, name`
+
   const versionOf = dialect.query(VersionRow, "cases", { named: true })`
     SELECT version FROM cases WHERE tenant = ${0} AND case_id = ${1}`
 
@@ -444,24 +459,21 @@ export const make = Effect.gen(function* () {
     registerDeadline: (d) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        // First registration stands: `resolvedAt` is fixed once and never recomputed.
-        yield* sql`
-          INSERT INTO case_deadlines (tenant, case_id, name, resolved_at, calendar_digest, warn_at, state)
-          VALUES (${tenant}, ${d.case}, ${d.name}, ${d.resolvedAt}, ${digestParam(d.calendarDigest)},
-                  ${Option.getOrNull(d.warnAt)}, ${d.state})
-          ON CONFLICT (tenant, case_id, name) DO NOTHING`.pipe(parentMustExist(d.case))
+        yield* insertDeadline(
+          tenant,
+          d.case,
+          d.name,
+          d.resolvedAt,
+          digestParam(d.calendarDigest),
+          Option.getOrNull(d.warnAt),
+          d.state,
+        ).pipe(parentMustExist(d.case))
       }).pipe(Sql.orBackend),
 
     deadlines: (kase) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        return yield* sql`
-          SELECT case_id, name, resolved_at, calendar_digest, warn_at, state FROM case_deadlines
-           WHERE tenant = ${tenant} AND case_id = ${kase}
-           ORDER BY resolved_at, name`.pipe(
-          Effect.flatMap(decodeRows(DeadlineRow, "case_deadlines")),
-          Effect.map((rows) => rows.map(toDeadline)),
-        )
+        return (yield* deadlinesOf(tenant, kase)).map(toDeadline)
       }).pipe(Sql.orBackend),
 
     setDeadlineState: (kase, name, state) =>

@@ -165,9 +165,44 @@ export const make = Effect.gen(function* () {
     ON CONFLICT (tenant, run_id) DO NOTHING
     RETURNING run_id`
 
-  /** The seal's release of the lease it was written under. Parameters: tenant, run, epoch. */
-  const releaseSealed = dialect.command({ named: true })`
-    UPDATE run_lease SET owner = '' WHERE tenant = ${0} AND run_id = ${1} AND epoch = ${2}`
+  /**
+   * Gives the lease of `epoch` back; the epoch stays, so the next acquire goes higher. Parameters:
+   * tenant, run, epoch. The lease verbs below are compiled once too: a run takes, renews and
+   * gives back its lease on every admission, wake-up and suspension.
+   */
+  const releaseHeld = dialect.command({ named: true })`
+    UPDATE run_lease SET owner = '' WHERE tenant = ${0} AND run_id = ${1} AND epoch = ${2} RETURNING run_id`
+
+  /**
+   * One upsert settles concurrent acquirers: pg re-checks the WHERE on the row version the winner
+   * committed, so only one of them bumps the epoch. Expired is inclusive: live while now <
+   * expires_at. Parameters: tenant, run, owner, ttl.
+   */
+  const takeLease = dialect.query(LeaseRow, "run_lease", { named: true })`
+    INSERT INTO run_lease (tenant, run_id, owner, epoch, expires_at)
+    VALUES (${0}, ${1}, ${2}, 1, ${dialect.now} + ${3})
+    ON CONFLICT (tenant, run_id) DO UPDATE
+       SET owner = EXCLUDED.owner, epoch = run_lease.epoch + 1, expires_at = EXCLUDED.expires_at
+     WHERE run_lease.owner = '' OR run_lease.expires_at <= ${dialect.now}
+    RETURNING owner, epoch, expires_at`
+
+  /** The lease that refused an acquire, with the backend's clock. Parameters: tenant, run. */
+  const heldLease = dialect.query(HeldRow, "run_lease", { named: true })`
+    SELECT owner, epoch, expires_at, ${dialect.now} AS now FROM run_lease WHERE tenant = ${0} AND run_id = ${1}`
+
+  /**
+   * Only the exact live holder matches; an expired lease is not renewed, since another may acquire
+   * it any moment. Parameters: tenant, run, owner, epoch, ttl.
+   */
+  const renewLease = dialect.query(LeaseRow, "run_lease", { named: true })`
+    UPDATE run_lease SET expires_at = ${dialect.now} + ${4}
+     WHERE tenant = ${0} AND run_id = ${1} AND owner = ${2} AND owner <> ''
+       AND epoch = ${3} AND expires_at > ${dialect.now}
+    RETURNING owner, epoch, expires_at`
+
+  /** A run's cancellation request, read at every step boundary of a live run. Parameters: tenant, run. */
+  const cancelOf = dialect.query(CancelRow, "run_cancel", { named: true })`
+    SELECT actor, reason FROM run_cancel WHERE tenant = ${0} AND run_id = ${1}`
 
   // A batch with no case keeps the case the run was last stamped with.
   const touchActivity = dialect.command({ named: true })`
@@ -760,21 +795,10 @@ export const make = Effect.gen(function* () {
         const ttl = wholeTtl(ttlSecs)
         return yield* dialect.write(
           Effect.gen(function* () {
-            // One upsert settles concurrent acquirers: pg re-checks the WHERE on the row version
-            // the winner committed, so only one of them bumps the epoch. Expired is inclusive: live while now < expires_at.
-            const taken = yield* sql`
-              INSERT INTO run_lease (tenant, run_id, owner, epoch, expires_at)
-              VALUES (${tenant}, ${run}, ${owner}, 1, ${now} + ${ttl})
-              ON CONFLICT (tenant, run_id) DO UPDATE
-                 SET owner = EXCLUDED.owner, epoch = run_lease.epoch + 1, expires_at = EXCLUDED.expires_at
-               WHERE run_lease.owner = '' OR run_lease.expires_at <= ${now}
-              RETURNING owner, epoch, expires_at`.pipe(Effect.flatMap(decodeRows(LeaseRow, "run_lease")))
-            const [row] = taken
+            const [row] = yield* takeLease(tenant, run, owner, ttl)
             if (row !== undefined) return yield* leaseOf(run, row)
             // The upsert left the row locked (pg), so this reads the lease that refused us.
-            const [held] = yield* sql`
-              SELECT owner, epoch, expires_at, ${now} AS now FROM run_lease
-               WHERE tenant = ${tenant} AND run_id = ${run}`.pipe(Effect.flatMap(decodeRows(HeldRow, "run_lease")))
+            const [held] = yield* heldLease(tenant, run)
             if (held === undefined) return yield* notWritten(`lease of ${run}`)
             return yield* new LeaseHeld({
               run,
@@ -815,12 +839,7 @@ export const make = Effect.gen(function* () {
     renew: (run, owner, epoch, ttlSecs) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        // Only the exact live holder matches; an expired lease is not renewed, since another may acquire it any moment.
-        const [row] = yield* sql`
-          UPDATE run_lease SET expires_at = ${now} + ${wholeTtl(ttlSecs)}
-           WHERE tenant = ${tenant} AND run_id = ${run} AND owner = ${owner} AND owner <> ''
-             AND epoch = ${epoch} AND expires_at > ${now}
-          RETURNING owner, epoch, expires_at`.pipe(Effect.flatMap(decodeRows(LeaseRow, "run_lease")))
+        const [row] = yield* renewLease(tenant, run, owner, epoch, wholeTtl(ttlSecs))
         if (row === undefined) return yield* new LeaseNotHeld({ run, epoch })
         return yield* leaseOf(run, row)
       }).pipe(Sql.orBackend),
@@ -828,12 +847,9 @@ export const make = Effect.gen(function* () {
     releaseLease: (run, epoch) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        // The epoch stays so the next acquire goes higher; a stale epoch or a repeat matches no
-        // row, which the contract makes a silent success, so the count is not an error here.
-        yield* sql`
-          UPDATE run_lease SET owner = ''
-           WHERE tenant = ${tenant} AND run_id = ${run} AND epoch = ${epoch}
-          RETURNING run_id`
+        // A stale epoch or a repeat matches no row, which the contract makes a silent success, so
+        // the count is not an error here.
+        yield* releaseHeld(tenant, run, epoch)
       }).pipe(Sql.orBackend),
 
     abandonedRuns: (limit) =>
@@ -879,7 +895,7 @@ export const make = Effect.gen(function* () {
               // conclusion record of the last batch was indexed with it (`appendWithin`).
               const written = yield* Effect.zipLeft(
                 insertSeal(tenant, run, outcome, digestParam(head.hash)),
-                releaseSealed(tenant, run, epoch),
+                releaseHeld(tenant, run, epoch),
               )
               if (written === 0) return yield* notWritten(`seal of ${run}`)
               if (concluded === undefined) {
@@ -1002,10 +1018,7 @@ export const make = Effect.gen(function* () {
     cancellation: (run) =>
       Effect.gen(function* () {
         const tenant = yield* Tenant
-        const rows = yield* sql`
-          SELECT actor, reason FROM run_cancel WHERE tenant = ${tenant} AND run_id = ${run}`.pipe(
-          Effect.flatMap(decodeRows(CancelRow, "run_cancel")),
-        )
+        const rows = yield* cancelOf(tenant, run)
         return Option.map(
           Option.fromNullable(rows[0]),
           (r): Journal.Cancellation => ({ actor: r.actor, reason: r.reason }),
