@@ -191,7 +191,7 @@ const fiberExit = <A, E, R>(
         attributes: { step: where.step, phase: where.phase },
         captureStackTrace: false,
       }),
-      // One provide, not two: each is a scoped swap of the fiber's context (a dozen interpreter
+      // One provide, not two: each is a scoped swap of the fiber's context (about 25 interpreter
       // steps), and a woken run pays for it on every step it replays.
       Effect.provide(Context.add(Context.merge(exec.entry.context, services), StepCtx.StepCtx, cx)),
     ) as Effect.Effect<A, E>
