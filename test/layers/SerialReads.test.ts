@@ -16,29 +16,24 @@ import { assert } from "../support/Assert.js"
 const Tables = Schema.Array(Schema.Struct({ name: Schema.String }))
 const Plan = Schema.Array(Schema.Struct({ "QUERY PLAN": Schema.String }))
 
-/** Whether the plan of `text` has a Gather, with workers priced at nothing; in its own rolled-back transaction. */
+/**
+ * Whether the plan of `text` has a Gather, with workers priced at nothing. The settings are
+ * `SET LOCAL`, so they end with the transaction, which the EXPLAIN leaves unchanged otherwise.
+ */
 const gathers = (text: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql
-      .withTransaction(
-        Effect.gen(function* () {
-          yield* sql`SET LOCAL parallel_setup_cost = 0`
-          yield* sql`SET LOCAL parallel_tuple_cost = 0`
-          yield* sql`SET LOCAL min_parallel_table_scan_size = 0`
-          yield* sql`SET LOCAL min_parallel_index_scan_size = 0`
-          const plan = yield* Effect.flatMap(sql.unsafe(`EXPLAIN ${text}`), Schema.decodeUnknown(Plan))
-          const lines = plan.map((r) => r["QUERY PLAN"]).join("\n")
-          return yield* Effect.fail({ gathered: /Gather/.test(lines), lines })
-        }),
-      )
-      .pipe(
-        Effect.catchIf(
-          (e): e is { gathered: boolean; lines: string } => typeof e === "object" && e !== null && "gathered" in e,
-          (e) => Effect.succeed(e),
-        ),
-      )
-  })
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`SET LOCAL parallel_setup_cost = 0`
+        yield* sql`SET LOCAL parallel_tuple_cost = 0`
+        yield* sql`SET LOCAL min_parallel_table_scan_size = 0`
+        yield* sql`SET LOCAL min_parallel_index_scan_size = 0`
+        const plan = yield* Effect.flatMap(sql.unsafe(`EXPLAIN ${text}`), Schema.decodeUnknown(Plan))
+        const lines = plan.map((r) => r["QUERY PLAN"]).join("\n")
+        return { gathered: /Gather/.test(lines), lines }
+      }),
+    ),
+  )
 
 describe("serial reads (pg)", () => {
   it.effect("every store table plans its reads without parallel workers, however cheap they are made", () =>
