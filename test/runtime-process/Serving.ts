@@ -146,22 +146,6 @@ export const expectCall = async (
 /** How many 503s `expectCall` retried in this process (a test may report or bound it). */
 export let unavailable = 0
 
-/** Polls `check` every 250 ms until it answers true; fails naming `what` (read when it fails) after `timeoutMs`. */
-export const until = async (
-  what: string | (() => string),
-  timeoutMs: number,
-  check: () => Promise<boolean>,
-): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (await check()) return
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}`)
-    }
-    await new Promise((r) => setTimeout(r, 250))
-  }
-}
-
 /**
  * Polls `check` every 250 ms until it answers true, for as long as the system shows progress:
  * fails naming `what` only once `progress` (any value that changes when work gets done: a run's

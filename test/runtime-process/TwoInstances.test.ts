@@ -304,7 +304,13 @@ const firstHalfThenKill = async (
     HUNG,
     (s) => wake(doomed.base, t, s),
   )
-  await Serving.until("six acts to hang", 30_000, async () => hangingRuns(acts) >= HUNG)
+  // Bounded by progress, not by a fixed time: under load the doomed process starts its acts slowly.
+  await Serving.whileProgressing(
+    () => `six acts to hang (${hangingRuns(acts)} did)`,
+    STALL_MS,
+    async () => hangingRuns(acts) >= HUNG,
+    async () => hangingRuns(acts),
+  )
   doomed.child.kill("SIGKILL")
   expect(await doomed.ended).toBe("SIGKILL")
   expect(hangingRuns(acts)).toBe(HUNG)

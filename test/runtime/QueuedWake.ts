@@ -22,8 +22,11 @@ import { JournalStore } from "../../src/services/JournalStore.js"
 import * as Backend from "../support/Backend.js"
 import * as Support from "./Support.js"
 
-/** Whole seconds, so a renewal each second keeps it live (a 1 s lease lapses between renewals). */
-const TTL = 3
+/**
+ * Whole seconds, renewed every third of it: 6 lives at least 5 s past each renewal, so only a
+ * renewal 3 s late lapses it (3 holds too, but a 1 s stall of a loaded machine would lapse it).
+ */
+const TTL = 6
 
 const key = (order: string) => CorrelationKey.make("order", order)
 

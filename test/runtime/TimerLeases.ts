@@ -21,11 +21,13 @@ import * as Support from "./Support.js"
 const OWNER = "timer-pass"
 const INTRUDER = "another-instance"
 /**
- * Renewed each second, 3 is the shortest TTL that holds: leases are kept in whole seconds, so a
- * 1 s lease lapses before its first renewal can run, and a 2 s one whenever a renewal, a second
- * and a statement after the last, crosses two second boundaries.
+ * Renewed every third of it (2 s), a lease of 6 lives at least 5 s past each renewal (whole
+ * seconds), so only a renewal 3 s late lets it lapse. 3 is the shortest TTL that holds at all
+ * (a 1 s lease lapses before its first renewal, a 2 s one whenever a renewal and the statement
+ * after it cross two second boundaries), but there a renewal 1 s late, a stall a loaded CI
+ * machine can have, would lapse it.
  */
-const TTL = 3
+const TTL = 6
 
 /** Two sleepers whose acts (counted per run's `n`) block until `latch` opens, one permit between them. */
 const setup = (backend: Backend.Backend, ttl: number) =>
@@ -87,7 +89,7 @@ export const suite = (backend: Backend.Backend) =>
             // Over two TTLs another owner keeps finding the lease held by the pass, at one epoch:
             // never lapsed, never taken over.
             const probes = yield* Effect.forEach(Array.from({ length: 8 }), () =>
-              Effect.zipRight(Effect.sleep("775 millis"), intrude(q.queued.run, TTL)),
+              Effect.zipRight(Effect.sleep(`${Math.ceil((TTL * 1000) / 4) + 50} millis`), intrude(q.queued.run, TTL)),
             )
             for (const p of probes) {
               expect(Either.isLeft(p) && p.left).toMatchObject({

@@ -62,7 +62,9 @@ export const acquireMany = (test: Tester, backend: Backend) => {
         Effect.gen(function* () {
           const store = yield* JournalStore
           const run = generateRunId()
-          yield* store.acquire(run, "worker-a", 1)
+          // 2 s: expiry is the backend's whole second plus the TTL, so a TTL of 1 could lapse at the
+          // next second boundary, between these two statements; 2 holds at least 1 s and is gone by 2.1.
+          yield* store.acquire(run, "worker-a", 2)
           assert.deepStrictEqual(yield* store.acquireMany([run], "worker-b", 60), [])
           yield* Effect.sleep("2100 millis")
           const granted = yield* store.acquireMany([run], "worker-b", 60)
