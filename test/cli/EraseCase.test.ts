@@ -60,18 +60,19 @@ describe("agentplane erase-case", () => {
     } finally {
       server.child.kill("SIGTERM")
     }
-    assert.strictEqual((await server.done).code, 0)
+    const ended = await server.done
+    assert.strictEqual(ended.code, 0, ended.stderr)
 
     const again = await cli(["erase-case", ...keyed, "--case", kase, "--reason", "again"])
     assert.strictEqual(again.code, 0, again.stderr)
     assert.strictEqual(lines(again.stdout)[0]?.expired, 0)
 
     const unknown = await cli(["erase-case", ...keyed, "--case", "case_00000000000000000000000000", "--reason", "x"])
-    assert.strictEqual(unknown.code, 1, unknown.stdout)
+    assert.strictEqual(unknown.code, 1, unknown.stdout + unknown.stderr)
     assert.match(unknown.stderr, /^agentplane: not found: case_0{26}/)
 
     const bare = await cli(["erase-case", "--store", store, "--case", kase, "--reason", "no key"])
-    assert.strictEqual(bare.code, 1, bare.stdout)
+    assert.strictEqual(bare.code, 1, bare.stdout + bare.stderr)
     assert.match(bare.stderr, /holds payloads sealed under KEK [0-9a-f]{16}, but no KEK was given/)
   })
 })

@@ -32,9 +32,9 @@ describe("forget-admissions", () => {
       Cli.cli(["forget-admissions", "--store", store]),
       Cli.cli(["forget-admissions", "--store", store, "--older-than-days", "-1"]),
     ])
-    assert.strictEqual(missing.code, 1)
+    assert.strictEqual(missing.code, 1, missing.stderr)
     assert.isTrue(missing.stderr.includes("--older-than-days"), missing.stderr)
-    assert.strictEqual(negative.code, 1)
+    assert.strictEqual(negative.code, 1, negative.stderr)
     const kept = await Cli.cli(["forget-admissions", "--store", store, "--older-than-days", "1"])
     assert.deepStrictEqual({ code: kept.code, stdout: kept.stdout }, { code: 0, stdout: "0\n" })
     assert.strictEqual((await Effect.runPromise(admittedAs))._tag, "Some")

@@ -107,7 +107,9 @@ describe("killed", () => {
     const lines = await Effect.runPromise(exportLines.pipe(as(Tenant.DEFAULT), Effect.provide(source.layer)))
     const path = write(lines)
     const args = ["restore", "--store", target.store, "--in", path, "--batch", "20"]
-    const first = Cli.start(args)
+    // The poll below opens the file too; the restore waits for it rather than failing busy.
+    const patient = { AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60 seconds" }
+    const first = Cli.start(args, patient)
     // Kill once some batches have committed and before the last: poll the target as a second process would.
     const countRuns = Effect.flatMap(JournalStore, (j) => j.runs(Option.none(), 1_000)).pipe(
       as(Tenant.DEFAULT),
@@ -122,10 +124,10 @@ describe("killed", () => {
     }
     first.child.kill("SIGKILL")
     const killed = await first.done
-    assert.strictEqual(killed.code, null)
+    assert.strictEqual(killed.code, null, killed.stderr)
     const partial = (await Effect.runPromise(countRuns)).length
     assert.isTrue(partial > 0 && partial < runs, `killed with ${partial} of ${runs} runs written`)
-    const second = await Cli.cli(args)
+    const second = await Cli.cli(args, patient)
     assert.strictEqual(second.code, 0, second.stderr)
     const report = JSON.parse(second.stdout) as { records: number; keptRecords: number }
     assert.strictEqual(report.records + report.keptRecords, runs * 100)

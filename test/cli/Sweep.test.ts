@@ -70,7 +70,7 @@ for (const backend of [sqlite, postgres]) {
         await seedStaleEvent(layer, Tenant.TenantId.make(tenant))
         // Another tenant's sweep does not touch it.
         const other = await cli(["sweep", "--store", store, "--tenant", `${tenant}-x`, "--event-grace", "0"])
-        assert.deepStrictEqual([other.code, report(other.stdout).deadLettered], [0, 0])
+        assert.deepStrictEqual([other.code, report(other.stdout).deadLettered], [0, 0], other.stderr)
         const attention = await cli(["sweep", "--store", store, "--tenant", tenant, "--event-grace", "0"])
         assert.strictEqual(attention.code, 2, attention.stderr)
         const second = report(attention.stdout)
@@ -139,7 +139,8 @@ for (const backend of [sqlite, postgres]) {
         } finally {
           server.child.kill("SIGTERM")
         }
-        assert.strictEqual((await server.done).code, 0)
+        const ended = await server.done
+        assert.strictEqual(ended.code, 0, ended.stderr)
       } finally {
         await drop()
       }
@@ -154,7 +155,8 @@ describe("agentplane sweep (postgres timeouts)", () => {
     const { store, drop } = await postgres.make()
     try {
       // Migrated first, so the lock below finds the table.
-      assert.strictEqual((await cli(["migrate", "--store", store])).code, 0)
+      const migrated = await cli(["migrate", "--store", store])
+      assert.strictEqual(migrated.code, 0, migrated.stderr)
       const holder = new pg.Client({ connectionString: store })
       await holder.connect()
       try {

@@ -41,7 +41,7 @@ describe("verify", () => {
       Cli.cli(["verify", "--in", file(incomplete), "--quiet"]),
       Cli.cli(["verify", "--in", Cli.scratchFile("absent.jsonl")]),
     ])
-    assert.strictEqual(sound.code, 0)
+    assert.strictEqual(sound.code, 0, sound.stderr)
     assert.deepStrictEqual(JSON.parse(sound.stdout), {
       verified: true,
       tenant: (JSON.parse(lines[0] ?? "") as { tenant: string }).tenant,
@@ -51,15 +51,15 @@ describe("verify", () => {
       unreadable: [],
     })
     assert.strictEqual(sound.stderr, "")
-    assert.strictEqual(damaged.code, 2)
+    assert.strictEqual(damaged.code, 2, damaged.stderr)
     const report = JSON.parse(damaged.stdout) as { verified: boolean; line: number; run: string; seq: number }
     assert.deepStrictEqual(
       { verified: report.verified, line: report.line, run: report.run, seq: report.seq },
       { verified: false, line: at + 1, run: record.run, seq: 7 },
     )
     assert.isTrue(damaged.stderr.includes(`line ${at + 1} (run ${record.run} seq 7)`), damaged.stderr)
-    assert.strictEqual(partial.code, 3)
-    assert.strictEqual(missing.code, 1)
+    assert.strictEqual(partial.code, 3, partial.stderr)
+    assert.strictEqual(missing.code, 1, missing.stderr)
     assert.isTrue(missing.stderr.startsWith("agentplane: "), missing.stderr)
   })
 })

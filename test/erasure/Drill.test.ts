@@ -89,7 +89,7 @@ describe("agentplane drill", () => {
       "--kek-file",
       kekFile,
     ])
-    assert.strictEqual(stranger.code, 2)
+    assert.strictEqual(stranger.code, 2, stranger.stderr)
     assert.isTrue(
       lines(stranger.stdout).some((l) => l.case === kept.kase && l.artifact === "state" && l.verdict === "finding"),
     )

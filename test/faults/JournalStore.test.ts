@@ -244,7 +244,7 @@ describe("faults: JournalStore", () => {
                 ([row]) => row?.is_called === true,
                 () => "the append never reached its insert",
               ),
-              Effect.retry({ times: 500, schedule: Schedule.spaced("10 millis") }),
+              Effect.retry({ times: 2_000, schedule: Schedule.spaced("10 millis") }),
             )
             const taken = yield* Effect.zipRight(store.releaseLease(run, epoch), store.acquire(run, "taker", 600))
             order.push("acquire")

@@ -18,6 +18,9 @@ import * as SqliteBackend from "../../src/layers/SqliteBackend.js"
 import { assert } from "../support/Assert.js"
 import * as Http from "../support/Http.js"
 
+/** These cases are about locks and loss, which the probe answers without timing; not about `store_slow`. */
+const SLOW_OK = "30 seconds"
+
 const notReady = (answer: Http.RawResponse, reason: Readiness.Reason) => {
   assert.strictEqual(answer.status, 503, answer.text)
   assert.deepStrictEqual(
@@ -62,7 +65,7 @@ describe("readiness", () => {
             notReady(yield* f.raw("GET", "/readyz"), "store_gone")
             assert.strictEqual((yield* f.raw("GET", "/healthz")).status, 200)
           }),
-        { readiness: Readiness.layerSqlite(filename) },
+        { readiness: Readiness.layerSqlite(filename, SLOW_OK) },
       ).pipe(Effect.provide(SqliteBackend.layer({ filename })))
     }),
   )
@@ -92,7 +95,7 @@ describe("readiness", () => {
             notReady(yield* f.raw("GET", "/readyz"), "store_unreachable")
             assert.strictEqual((yield* f.raw("GET", "/healthz")).status, 200)
           }),
-        { readiness: Readiness.layerPg(url.toString()) },
+        { readiness: Readiness.layerPg(url.toString(), SLOW_OK) },
       ).pipe(
         Effect.provide(PgBackend.layer({ url: url.toString(), maxConnections: 2 })),
         Effect.ensuring(Effect.promise(() => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))),

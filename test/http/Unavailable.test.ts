@@ -38,6 +38,27 @@ const privateDatabase = Effect.acquireRelease(
     }),
 )
 
+/**
+ * Waits until `n` backends of the database at `url` wait on a lock: a request is then known to
+ * hold its pool connection, where a fixed sleep only guesses it on a loaded machine.
+ */
+const lockWaiters = (url: string, n: number) =>
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      for (;;) {
+        const { rows } = await client.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        if (Number(rows[0]?.n ?? 0) >= n) return
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    } finally {
+      await client.end()
+    }
+  })
+
 /** `table` locked from a raw connection of its own until `release` completes. */
 const lockTable = (url: string, table: string) =>
   Effect.gen(function* () {
@@ -109,7 +130,8 @@ describe("store outages over HTTP", () => {
           url: db.url,
           maxConnections: 3,
           lockTimeout: "30 seconds",
-          statementTimeout: "300 millis",
+          // Long enough for the request after the release on a loaded machine, still far below the lock's.
+          statementTimeout: "2 seconds",
         })
         yield* Http.withServer((f) =>
           Effect.gen(function* () {
@@ -131,7 +153,8 @@ describe("store outages over HTTP", () => {
           url: db.url,
           maxConnections: 1,
           lockTimeout: "20 seconds",
-          acquireTimeout: "300 millis",
+          // Also bounds opening the connection, which a loaded machine can take hundreds of ms to do.
+          acquireTimeout: "2 seconds",
         })
         yield* Http.withServer((f) =>
           Effect.gen(function* () {
@@ -139,7 +162,7 @@ describe("store outages over HTTP", () => {
             const lock = yield* lockTable(db.url, "tasks")
             // Holds the pool's only connection, waiting on the lock.
             const stuck = yield* Effect.fork(f.raw("GET", "/tasks", { as: "rita" }))
-            yield* Effect.sleep("200 millis")
+            yield* lockWaiters(db.url, 1)
             const waiting = yield* f.raw("GET", "/cases", { as: "rita" })
             assert.strictEqual((yield* Fiber.poll(stuck))._tag, "None", "the busy request ended first")
             unavailable(waiting, "pool_exhausted")

@@ -86,7 +86,7 @@ describe("agentplane help", { timeout: 180_000 }, () => {
 
   it("a usage error reaches a pipe without ANSI escapes, and exits 1", async () => {
     const refused = await agentplane("serve", "--no-such-flag")
-    assert.strictEqual(refused.code, 1)
+    assert.strictEqual(refused.code, 1, refused.stderr)
     assert.isTrue(refused.stderr.includes("--no-such-flag"), refused.stderr)
     assert.isFalse(refused.stderr.includes(ESC), `no ANSI escape in a pipe: ${JSON.stringify(refused.stderr)}`)
   })

@@ -42,7 +42,12 @@ interface Racer {
 }
 
 const start = (args: CorrelateArgs): Racer => {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(args)], { cwd: ROOT })
+  // Two processes on one SQLite file wait for each other's write lock: a minute, not the default
+  // 5 s, so a loaded machine's slow fsync is not mistaken for a lost race.
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(args)], {
+    cwd: ROOT,
+    env: { ...process.env, AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60 seconds" },
+  })
   const waiting = new Map<string, (a: Answer) => void>()
   let stderr = ""
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => {

@@ -103,7 +103,7 @@ const suite = (label: string, target: () => Definitions.Target) =>
               yield* rt.idle
               const sealed = (yield* journal.read(run, 1)).at(-1)?.kind
               if (sealed?.kind !== "RunSealed") return yield* Effect.fail("not sealed yet")
-            }).pipe(Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.upTo("30 seconds"))))
+            }).pipe(Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.upTo("55 seconds"))))
             const records = yield* journal.read(run, 1)
             expect((yield* journal.verify(run)).seq).toBe(records.length)
             expect(records.at(-1)?.kind).toMatchObject({ kind: "RunSealed", outcome: "succeeded" })

@@ -165,7 +165,7 @@ export const suite = (backend: Backend.Backend) =>
             (runs) => runs.includes(first.run),
             () => "not abandoned yet",
           ),
-          Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("5 seconds"))),
+          Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("20 seconds"))),
           Effect.either,
         )
         expect(Either.isRight(abandoned)).toBe(true)

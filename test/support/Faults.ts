@@ -324,7 +324,7 @@ const gone = (pid: number) =>
         ([row]) => row?.n === 0,
         () => `backend ${pid} is still alive`,
       ),
-      Effect.retry({ times: 200, schedule: Schedule.spaced("10 millis") }),
+      Effect.retry({ times: 1_000, schedule: Schedule.spaced("10 millis") }),
       Effect.catchAll((message) => Effect.sync(() => assert.fail(message))),
     ),
   )
