@@ -39,9 +39,9 @@ for (const backend of [Cli.sqlite, Cli.postgres]) {
         const flipped = lines.map((l, i) =>
           i === 3 ? l.replace(/"raw":"(.)/, (_, c) => `"raw":"${c === "e" ? "f" : "e"}`) : l,
         )
-        // Two processes on one SQLite file wait for each other's write lock; under a loaded CI
-        // machine a migration's or a batch's fsync has outlasted the 5 s default (the damaged
-        // restore then failed with exit 1), and lock waits are not what this test is about.
+        // Two processes on one SQLite file wait for each other's write lock. CI once saw the
+        // damaged restore exit 1 here, most likely a wait past the 5 s default behind the other's
+        // fsync on a loaded disk; lock waits are not what this test is about.
         const patient = { AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60 seconds" }
         const [restored, damaged] = await Promise.all([
           Cli.cli(["restore", "--store", target.store, "--tenant", "acme", "--in", path, "--batch", "7"], patient),
