@@ -11,9 +11,12 @@
  *   the refund is reversed, then the deadline cancelled; the run concludes `compensated`.
  *
  * `ReviewedRefund` is the same refund with two waits before the money moves: a reviewer decides
- * (four eyes: the agent that proposed the refund may not), then the run sleeps until a
- * cooling-off instant. A refused refund unwinds the deadline and concludes `compensated`.
- * `Serve.ts` hands it to `agentplane serve --runs`, for the README walkthrough.
+ * within two days (four eyes: the agent that proposed the refund may not), then the run sleeps
+ * until a cooling-off instant. The review is an obligation the run registers and meets when a
+ * person decides; an undecided review is breached by the sweeper and denied. A refused refund
+ * unwinds the deadline and concludes `compensated`. A finished reviewed refund closes its case
+ * when nothing else is outstanding on it. `Serve.ts` hands it to `agentplane serve --runs`, for
+ * the README walkthrough.
  */
 
 import {
@@ -169,8 +172,8 @@ export class RefundDeclined extends Schema.TaggedError<RefundDeclined>()("Refund
   reason: Schema.String,
 }) {}
 
-/** The task a reviewer sees: the agent's justification, deciders by role, the agent excluded. */
-export const reviewTask = (input: ReviewedInput) =>
+/** The task a reviewer sees: the agent's justification, deciders by role, the agent excluded, due with the obligation `deadline`. */
+export const reviewTask = (input: ReviewedInput, deadline: string) =>
   new Task.TaskSpec({
     kind: "refund.approve",
     justification: new Task.Justification({
@@ -182,8 +185,8 @@ export const reviewTask = (input: ReviewedInput) =>
     }),
     candidateRoles: ["reviewer"],
     priority: "normal",
-    // Two days to decide; unanswered, the refund is denied (and the run unwinds).
-    deadline: Option.some(Deadline.days(2)),
+    // Due when the review obligation is; unanswered by then, the refund is denied (and the run unwinds).
+    deadline: Option.some(deadline),
     onExpiry: "deny",
     escalateTo: [],
     excludedActors: [input.agent],
@@ -195,7 +198,12 @@ export const review = Step.make({
   body: (input: ReviewedInput) =>
     Effect.gen(function* () {
       const cx = yield* StepCtx.StepCtx
-      const decision = yield* cx.task(reviewTask(input))
+      // The run owns its obligations: it registers the review's two days, and meets them when a
+      // person decides. An expiry's decision comes after the sweeper breached it, which stands.
+      const deadline = `review ${cx.run}`
+      yield* cx.deadline(deadline, Deadline.days(2))
+      const decision = yield* cx.task(reviewTask(input, deadline))
+      if (decision.actor !== Task.EXPIRY_ACTOR) yield* cx.meetDeadline(deadline)
       if (!decision.approved) return yield* new RefundDeclined({ actor: decision.actor, reason: decision.reason })
       return { approvedBy: decision.actor }
     }),
@@ -213,11 +221,31 @@ export const coolOff = Step.make({
     }),
 })
 
+/**
+ * Closes the invoice's case once the refund is recorded. Another run's obligation still open on
+ * the case (a second refund under way) keeps it open: that run closes it when it finishes.
+ */
+export const close = Step.make({
+  name: "close",
+  body: (_input: ReviewedInput, prior) =>
+    Effect.gen(function* () {
+      const cx = yield* StepCtx.StepCtx
+      yield* cx
+        .setCaseStatus("closed")
+        .pipe(
+          Effect.catchTag("ObligationsOutstanding", (e) =>
+            cx.note(`case left open: ${e.outstanding} obligation(s) of other work outstanding`),
+          ),
+        )
+      return prior.of(record)
+    }),
+})
+
 export const ReviewedRefund = RunDefinition.make({
   capability: "refund.reviewed",
   input: ReviewedInput,
   output: Schema.Struct({ refundId: Schema.String, entry: Schema.String }),
-  plan: [assess, review, coolOff, refund, record],
+  plan: [assess, review, coolOff, refund, record, close],
 })
 
 /** Starts a refund on the invoice's case (opened if the invoice has none), for the `Tenant` in context. */

@@ -3,7 +3,6 @@
  */
 import { Either, Option, Schema } from "effect"
 import { InvalidTaskSpec } from "../errors/TaskSpecError.js"
-import { DeadlineSpec } from "./Deadline.js"
 import { CaseId, RunId } from "./Ids.js"
 import { Json } from "./Json.js"
 import { TaskId } from "./TaskId.js"
@@ -90,8 +89,12 @@ export class TaskSpec extends Schema.Class<TaskSpec>("TaskSpec")({
   justification: Justification,
   candidateRoles: Schema.Array(Schema.String),
   priority: Priority,
-  /** The decision window; none waits without a due instant. */
-  deadline: Schema.OptionFromSelf(DeadlineSpec),
+  /**
+   * The name of an obligation the run registered on its case (`cx.deadline`): the task is due when
+   * it falls due (§7.7). The run meets or cancels it once decided; the task registers none of its
+   * own. None waits without a due instant.
+   */
+  deadline: Schema.OptionFromSelf(Schema.String),
   onExpiry: OnExpiry,
   escalateTo: Schema.Array(Schema.String),
   excludedActors: Schema.Array(Schema.String),

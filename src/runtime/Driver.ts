@@ -237,6 +237,12 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
       return { from }
     })
   const now = builtin(Builtins.clockNow, {})
+  // A task is due when the obligation its spec names falls due (§7.7, §7.11); it registers none.
+  const dueOf = (what: string, name: Option.Option<string>) =>
+    Option.match(name, {
+      onNone: () => Effect.succeed(Option.none<number>()),
+      onSome: (n) => Effect.map(Waits.obligationDue(exec, where, services, what, n), Option.some),
+    })
   const deadline = (name: string, spec: DeadlineSpec, warnBeforeSecs?: number) =>
     Effect.gen(function* () {
       const id = yield* needCase("a deadline")
@@ -302,13 +308,10 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
       ),
     task: (spec) =>
       Effect.gen(function* () {
-        // The wait's slot comes first: the task id, and so its obligation's name, derive from it.
+        // The wait's slot comes first, as it always has: the task id derives from it.
         const slot = next()
-        const id = Worklist.identity(exec, where, slot, spec)
         const createdAt = yield* now
-        const dueAt = Option.isSome(spec.deadline)
-          ? Option.some((yield* deadline(`task:${id}`, spec.deadline.value)).resolvedAt)
-          : Option.none()
+        const dueAt = yield* dueOf(`task ${spec.kind}`, spec.deadline)
         return yield* Worklist.task(exec, where, slot, spec, { createdAt, dueAt }, services)
       }),
     openTask: (spec) =>
@@ -317,13 +320,11 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
         const checked = Worklist.checkOpen(spec)
         if (Either.isLeft(checked))
           return yield* Execution.halt(exec, Execution.Stop.Contract({ detail: checked.left }))
-        // As in `task`: the effect's slot first, so the id (and its obligation's name) derive from it.
+        // As in `task`: the effect's slot first, so the id derives from it.
         const slot = next()
         const id = Worklist.identity(exec, where, slot, spec)
         const createdAt = yield* now
-        const dueAt = Option.isSome(spec.deadline)
-          ? Option.some((yield* deadline(`task:${id}`, spec.deadline.value)).resolvedAt)
-          : Option.none()
+        const dueAt = yield* dueOf(`openTask(${spec.kind})`, spec.deadline)
         const args = Worklist.openArgs(id, exec.run, kase, spec, { createdAt, dueAt })
         return yield* Effect.provide(
           Effect.suspend(() => Protocol.perform(exec, where, slot, Worklist.openKind, args)),

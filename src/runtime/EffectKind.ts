@@ -4,6 +4,9 @@
  * mutates the world and how an attempt left in doubt is recovered, and carries the act itself.
  */
 import { Data, type Effect, Option, Schema } from "effect"
+import type { EffectKey } from "../domain/EffectKey.js"
+import type { RunId } from "../domain/Ids.js"
+import type { Phase } from "../domain/Phase.js"
 import { type Spend, ZERO } from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
 
@@ -35,6 +38,12 @@ export interface Attempt {
   readonly attempt: number
   /** The key the provider deduplicates by (`Idempotent`): the same for every attempt of this effect. */
   readonly idempotencyKey: string
+  /** The run acting: for a provider's audit trail or a log line that an operator follows back. */
+  readonly run: RunId
+  /** Forward or compensating: an act may behave differently when it undoes. */
+  readonly phase: Phase
+  /** This attempt's key, as journaled in its `EffectStarted` (durable before the act begins). */
+  readonly effectKey: EffectKey
 }
 
 /**

@@ -3,7 +3,7 @@
  * raise. Each builds an execution (history, writer, lease) and hands it to the driver; every exit
  * but a test crash releases the lease and the quota slot and accrues spend, best effort.
  */
-import { Clock, Deferred, Duration, Effect, Either, FiberSet, Option, Schedule, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Exit, FiberSet, Option, Schedule, Schema } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
 import * as CaseM from "../domain/Case.js"
@@ -128,6 +128,7 @@ export const make = (options: Options) =>
         // first), the lease is left to lapse: the recovery pass resumes the run, whose wait finds
         // its answer again, the timer still armed and the event still claimed for it.
         const answerLost = woken !== undefined && woken.staged && exec.writer.durable() === woken.durableSeq
+        woken?.settled?.(!answerLost)
         // Any other store failure of a run with a durable journal leaves the lease to lapse too
         // (issue 16 B): the failed write's outcome is unknown (a wait announced but its
         // subscription lost in COMMIT), and released, the run is found by no pass (recovery
@@ -255,7 +256,10 @@ export const make = (options: Options) =>
           )
         }
         // A keyed admission is settled by its own commit, so a duplicate learns it before any
-        // act (a model call costs money); an unkeyed one rides with the run's first commit.
+        // act (a model call costs money). An unkeyed one rides with the run's first commit,
+        // which comes before its first act of any kind (the first announcement's, §7.11): a run
+        // is durable, visible and recoverable before it does anything. If that commit fails,
+        // nothing of the run is durable and `drive` detaches its case and frees its lease.
         if (Option.isSome(admissionKey)) {
           yield* writer
             .flush()
@@ -384,6 +388,7 @@ export const make = (options: Options) =>
           history: loaded.history,
           ...(Option.isSome(answer) ? { staged: { appends: [answer.value.append], head: answer.value.head } } : {}),
           ...(woken === undefined ? {} : { release: woken.release }),
+          ...(woken?.settled === undefined ? {} : { onFirstCommit: () => woken.settled?.(true) }),
           journal,
           tenant,
         })
@@ -533,6 +538,7 @@ export const make = (options: Options) =>
       output: Json,
       source: string,
       release: Effect.Effect<void, Backend, Tenant>,
+      settled?: (durable: boolean) => void,
     ) =>
       Effect.gen(function* () {
         const lease = yield* journal.acquire(run, owner, ttl).pipe(
@@ -547,10 +553,15 @@ export const make = (options: Options) =>
           Effect.catchTag("LeaseHeld", () => Effect.succeed(Option.none())),
         )
         if (Option.isNone(lease)) return { _tag: "Busy" } satisfies Woke
-        return yield* wakeHeld(run, lease.value.epoch, effect, output, source, release)
+        return yield* wakeHeld(run, lease.value.epoch, effect, output, source, release, settled)
       })
 
-    /** `wake` once the run's lease `epoch` is held: the lease is given back on every path but `Resumed`. */
+    /**
+     * `wake` once the run's lease `epoch` is held: the lease is given back on every path but
+     * `Resumed`. `settled` learns whether the answer became durable: at once when the journal
+     * held it already, else at the resumed run's first commit, or `false` when the run stopped
+     * before one (§7.11: a timer counts as fired only once its answer is durable).
+     */
     const wakeHeld = (
       run: RunId,
       epoch: Epoch,
@@ -558,6 +569,7 @@ export const make = (options: Options) =>
       output: Json,
       source: string,
       release: Effect.Effect<void, Backend, Tenant>,
+      settled?: (durable: boolean) => void,
     ) =>
       Effect.gen(function* () {
         const giveBack = Effect.ignore(journal.releaseLease(run, epoch))
@@ -580,12 +592,14 @@ export const make = (options: Options) =>
           yield* giveBack
           return { _tag: "NotWaiting" } satisfies Woke
         }
+        if (Option.isNone(answer)) settled?.(true)
         const tenant = yield* Tenant
         const resume = resumeLoaded(run, loaded, epoch, loaded.entry, {
           staged: Option.isSome(answer),
           durableSeq: head,
           release,
           answer,
+          ...(settled === undefined ? {} : { settled }),
         }).pipe(
           // A run sealed first (a normal race) never gets here: the sealed check above, under the
           // lease, answers it `NotWaiting`, so what is logged here is a real failure.
@@ -662,7 +676,12 @@ export const make = (options: Options) =>
           granted.delete(t.run)
           const queued = lease === undefined ? undefined : hold(t.run, lease.epoch, tenant)
           if (queued !== undefined) queuedHolds.push(queued)
+          // Fired once the answer is durable (§7.11), which the woken run's first commit makes
+          // it; a run that stopped before that commit, or a wake-up that never resumed, failed.
           const resumed = yield* Deferred.make<boolean>()
+          const settled = (durable: boolean) => {
+            Deferred.unsafeDone(resumed, Exit.succeed(durable))
+          }
           const one = Effect.gen(function* () {
             unhold(queued)
             const held = lease !== undefined && unstarted.delete(t.run)
@@ -670,10 +689,9 @@ export const make = (options: Options) =>
             const disarm = timers.disarm(t.run, t.effect)
             const w = yield* Effect.either(
               held
-                ? wakeHeld(t.run, lease.epoch, t.effect, answer, TIMER_SOURCE, disarm)
-                : wake(t.run, t.effect, answer, TIMER_SOURCE, disarm),
+                ? wakeHeld(t.run, lease.epoch, t.effect, answer, TIMER_SOURCE, disarm, settled)
+                : wake(t.run, t.effect, answer, TIMER_SOURCE, disarm, settled),
             )
-            yield* Deferred.succeed(resumed, w._tag === "Right" && w.right._tag === "Resumed")
             if (w._tag === "Right" && w.right._tag === "Resumed") yield* w.right.resume
           }).pipe(
             // No Tenant provided here: the fiber FiberSet.run forks inherits this pass's context.
@@ -874,6 +892,8 @@ interface Woken {
   readonly staged: boolean
   readonly durableSeq: number
   readonly release: Effect.Effect<void, Backend, Tenant>
+  /** Told, once, whether the answer became durable (the first call wins). */
+  readonly settled?: (durable: boolean) => void
 }
 
 /** What the caller's half of a wake-up found: the owner is live, the run does not wait (or is sealed), or the resume to run (and its lease's renewal while it queues for a permit). */

@@ -4,7 +4,8 @@
  *
  * - the key is derived from (step, phase, ordinal, attempt, kind, canonical arguments), and a
  *   journaled attempt whose key or kind differs is non-determinism: the run is quarantined;
- * - a mutating announcement is durable before its act starts;
+ * - every announcement, a read's as much as a write's, is durable before its act starts (§7.11),
+ *   sharing its commit only with records before it;
  * - an attempt announced but never recorded (or recorded `in_doubt`) is recovered by its
  *   declared `Recovery`: Retry and Idempotent act again under the same announcement (Idempotent
  *   with the same provider key), Reconcile asks the probe, RequiresOperator quarantines and never
@@ -90,8 +91,8 @@ export const perform = <A, I, E, R>(
   })
 
 /**
- * Performs `calls` concurrently at consecutive ordinals; the live mutating first attempts are
- * announced in one batch. Decision: for the budget (§7.3 "a metered limit can be passed by one
+ * Performs `calls` concurrently at consecutive ordinals; the live first attempts are announced in
+ * one batch, so a group costs one commit before its acts, not one per member. Decision: for the budget (§7.3 "a metered limit can be passed by one
  * operation at most") a group is one operation: it is admitted by one check before any member
  * acts, so it may pass a ceiling by what its members spend together, never by more than one group.
  */
@@ -106,7 +107,6 @@ export const performAll = (
     const batched = new Set<number>()
     const fresh = members.filter(
       (m) =>
-        m.call.kind.mutates &&
         exec.mode !== "strict" &&
         Option.isNone(History.attemptAt(exec.history, History.slotOf(at.phase, at.step, m.ordinal), 1)),
     )
@@ -277,7 +277,7 @@ const reconcile = <A, I, E, R>(
   Effect.gen(function* () {
     const probe = Option.getOrThrowWith(kind.probe, () => new Error(`${kind.kind}: Reconcile without a probe`))
     yield* write(exec, exec.writer.beforeAct())
-    const verdict = yield* Effect.exit(probe(args, { attempt, idempotencyKey }))
+    const verdict = yield* Effect.exit(probe(args, actContext(exec, at, key, attempt, idempotencyKey)))
     const reconciled = (disposition: Run.Disposition, output: Json, detail: string) =>
       outcomeRecord(exec, at, kind, key, {
         kind: "EffectReconciled",
@@ -333,12 +333,10 @@ const live = <A, I, E, R>(
       yield* checkBudget(exec, at, "effect", kind.reserve(args))
       const announcement = started(at, kind, ordinal, argsJson, key, attempt, backoffMs)
       count(exec, at, kind)
-      if (kind.mutates) {
-        yield* write(exec, exec.writer.flush([announcement]))
-        yield* crashPoint(exec, "after_announce", kind.kind, attempt)
-      } else {
-        exec.writer.stage(announcement)
-      }
+      // Durable before the act, reads included: a read is usually a model call, costly and slow,
+      // and while it runs the run must exist, be visible and be recoverable (§7.11).
+      yield* write(exec, exec.writer.flush([announcement]))
+      yield* crashPoint(exec, "after_announce", kind.kind, attempt)
     }
     return yield* actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
   })
@@ -356,14 +354,17 @@ const actAndRecord = <A, I, E, R>(
   Effect.gen(function* () {
     yield* write(exec, exec.writer.beforeAct())
     Observability.performedEffect(kind.kind)
+    const cx = actContext(exec, at, key, attempt, idempotencyKey)
     const exit = yield* Effect.exit(
       Effect.suspend(() => {
         const fake = exec.fake(kind.kind)
-        return fake === undefined
-          ? kind.act(args, { attempt, idempotencyKey })
-          : (fake(args, { attempt, idempotencyKey }) as Effect.Effect<A, E | EffectKindM.Transient>)
+        return fake === undefined ? kind.act(args, cx) : (fake(args, cx) as Effect.Effect<A, E | EffectKindM.Transient>)
       }).pipe(
-        Effect.withSpan("agentplane.effect", { attributes: { kind: kind.kind, attempt }, captureStackTrace: false }),
+        // The run and the key tie a trace to the journal's records of this very attempt.
+        Effect.withSpan("agentplane.effect", {
+          attributes: { kind: kind.kind, attempt, "agentplane.run": exec.run, "agentplane.effect_key": key },
+          captureStackTrace: false,
+        }),
       ),
     )
     yield* crashPoint(exec, "after_act", kind.kind, attempt)
@@ -418,6 +419,14 @@ const actAndRecord = <A, I, E, R>(
     return again(message)
   })
 
+const actContext = (
+  exec: Exec,
+  at: Execution.At,
+  effectKey: EffectKey.EffectKey,
+  attempt: number,
+  idempotencyKey: string,
+): EffectKindM.Attempt => ({ attempt, idempotencyKey, run: exec.run, phase: at.phase, effectKey })
+
 const started = (
   at: Execution.At,
   kind: EffectKindM.Any,
@@ -451,10 +460,10 @@ const outcomeRecord = (
   payload: Journal.Kind,
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
+    // Staged: it rides with the next commit, which comes before the next act (`beforeAct`).
     exec.writer.stage(
       new Journal.Append({ case: at.case, step: at.step, phase: at.phase, effectKey: Option.some(key), kind: payload }),
     )
-    if (kind.mutates) exec.writer.outcomeStaged()
     if (exec.crash("after_record", kind.kind, 0)) {
       yield* write(exec, exec.writer.flush())
       yield* Execution.halt(exec, Execution.Stop.Crash({ point: "after_record" }))

@@ -60,7 +60,7 @@ export interface Service {
   readonly sleep: (seconds: number) => Effect.Effect<void>
   /** Effect `timer.sleep` (§7.8): suspends until the instant (whole seconds). */
   readonly sleepUntil: (until: number) => Effect.Effect<void>
-  /** Asks a person (§7.7): validates the spec, opens the task (due when its `deadline` window, registered as obligation `task:<id>`, falls due) and waits for the decision. Needs a case. */
+  /** Asks a person (§7.7): validates the spec, opens the task (due when the obligation its `deadline` names, registered by the run, falls due; an unregistered name is a plan-contract error) and waits for the decision. Needs a case. */
   readonly task: (spec: TaskSpec) => Effect.Effect<Decision>
   /** Effect `task.open` (§7.7): opens the task as `task` does and answers its id without waiting; its decision is buffered for an `awaitEvent` on kind `agentplane.task.decided`, key `("task", id)`. Proceed is refused. Needs a case. */
   readonly openTask: (spec: TaskSpec) => Effect.Effect<TaskId>

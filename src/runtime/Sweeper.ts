@@ -100,13 +100,17 @@ export const sweep = (now: Timestamp, eventGraceSecs: number = DEFAULT_EVENT_GRA
     let runsRecovered = 0
     let recoveryFailures = 0
     const abandoned = yield* Effect.orElseSucceed(journal.abandonedRuns(LIMITS.recovery), () => [])
+    const emptyJournal = (run: RunId) =>
+      Effect.map(Effect.either(journal.read(run, 1)), (read) => read._tag === "Right" && read.right.length === 0)
     for (const run of abandoned) {
       yield* evidence.note(run, "run_recovered", { run })
       const resumed = yield* Effect.either(runtime.resume(run))
       if (resumed._tag === "Right") runsRecovered += 1
-      else if (resumed.left._tag === "PlanContract" || resumed.left._tag === "RunClosed") {
+      else if (resumed.left._tag === "RunClosed" || (yield* emptyJournal(run))) {
         // A lease over an empty journal (a crash between acquire and the first append), or over a
-        // run sealed just before its owner died, is just released.
+        // run sealed just before its owner died, is just released. Any other refusal (a
+        // definition this process does not register) leaves the lease lapsed, so a sweep that
+        // can resume the run still finds it: released, no pass would.
         const lease = yield* Effect.either(journal.acquire(run, "sweeper", 1))
         if (lease._tag === "Right") yield* Effect.ignore(journal.releaseLease(run, lease.right.epoch))
         else recoveryFailures += 1

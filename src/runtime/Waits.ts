@@ -62,27 +62,13 @@ export const awaitEvent = (
         Execution.Stop.Contract({ detail: `awaitEvent(${spec.kind}) needs at least one key` }),
       )
     }
-    const kase = yield* needCase(exec, at, "awaitEvent")
-    const deadlines = yield* store(
-      exec,
-      services,
-      Effect.flatMap(CaseStore, (c) => c.deadlines(kase)),
-    )
-    const obligation = deadlines.find((d) => d.name === spec.deadline)
-    if (obligation === undefined) {
-      return yield* Execution.halt(
-        exec,
-        Execution.Stop.Contract({
-          detail: `awaitEvent(${spec.kind}) names deadline '${spec.deadline}', which is not registered`,
-        }),
-      )
-    }
+    const until = yield* obligationDue(exec, at, services, `awaitEvent(${spec.kind})`, spec.deadline)
     return yield* wait(exec, at, ordinal, services, {
       effectKind: AWAIT_KIND,
       args: { kind: spec.kind },
       eventKind: spec.kind,
       correlation: spec.correlation,
-      until: obligation.resolvedAt,
+      until,
       beforeSuspend: Effect.void,
       onCancel: Effect.void,
     })
@@ -208,6 +194,35 @@ export const wait = (
       Effect.flatMap(EventStore, (e) => e.unsubscribe(exec.run, key)),
     )
     return received(spec.eventKind, { output: event.payload, source: event.source })
+  })
+
+/**
+ * When the obligation `name` on the run's case falls due: what a wait or a task lasts until
+ * (§7.6, §7.7). The run registers its obligations and meets or cancels them itself, so a name
+ * that is not registered is a plan-contract error, never an obligation made up on the spot.
+ */
+export const obligationDue = (
+  exec: Exec,
+  at: Execution.At,
+  services: Context.Context<Services>,
+  what: string,
+  name: string,
+): Effect.Effect<number> =>
+  Effect.gen(function* () {
+    const kase = yield* needCase(exec, at, what)
+    const deadlines = yield* store(
+      exec,
+      services,
+      Effect.flatMap(CaseStore, (c) => c.deadlines(kase)),
+    )
+    const obligation = deadlines.find((d) => d.name === name)
+    if (obligation === undefined) {
+      return yield* Execution.halt(
+        exec,
+        Execution.Stop.Contract({ detail: `${what} names deadline '${name}', which is not registered` }),
+      )
+    }
+    return obligation.resolvedAt
   })
 
 export const needCase = (exec: Exec, at: Execution.At, what: string) =>

@@ -1,12 +1,16 @@
 /**
- * The run's journal writer: what rides together is appended together (§7.1, issue 14).
+ * The run's journal writer: what rides together is appended together (§7.1, §7.11 "announce
+ * before every act").
  *
- * Records are staged and appended in the next batch that must be durable. Only two moments force
- * a commit: a mutating announcement (it must be durable before its act) and the first act after a
- * mutating outcome (an outcome left unwritten while a slow call runs would turn a finished act into
- * one in doubt). So a mutating effect costs at most two commits, its announce and its outcome, and
- * admission, step boundaries, reads, notes and the conclusion ride along with those. Strict replay
- * writes nothing: every write here is a no-op there.
+ * Records are staged and appended in the next batch that must be durable, and the one rule that
+ * forces a batch is that nothing acts while anything is staged: every announcement, of a read as
+ * much as of a write, is flushed before its act (`flush([announcement])`), and `beforeAct` flushes
+ * whatever else waits (an outcome, a boundary) before an act that announced earlier (a retry, a
+ * probe). So a record only ever shares its commit with records before it: the admission and the
+ * case binding ride with the first announcement, an outcome with the next announcement or the
+ * conclusion, and a wake-up's answer with the woken run's first commit, and none of them is ever
+ * written after an act that followed it. An effect costs one commit for its announce, and its
+ * outcome rides with the next. Strict replay writes nothing: every write here is a no-op there.
  */
 import { type Context, Effect, Option } from "effect"
 import type { CaseId, Epoch, RunId, StepId } from "../domain/Ids.js"
@@ -39,9 +43,7 @@ export interface Writer {
   readonly flush: (also?: ReadonlyArray<Journal.Append>) => Effect.Effect<void, WriteError>
   /** Appends everything staged and seals the run, in one transaction (a sealed conclusion costs one commit). */
   readonly seal: (outcome: Journal.RunOutcome) => Effect.Effect<void, WriteError>
-  /** Marks that a mutating outcome is staged, so the next act flushes first. */
-  readonly outcomeStaged: () => void
-  /** Flushes if a mutating outcome is waiting; called before every act. */
+  /** Flushes whatever is staged; called before every act, so no act runs ahead of a record that precedes it. */
   readonly beforeAct: () => Effect.Effect<void, WriteError>
   /** Stages the conclusion with the chain head it is written after (computed here, as the batch will hash it). */
   readonly conclude: (
@@ -83,14 +85,24 @@ export const make = (options: {
    */
   readonly journal: Context.Tag.Service<JournalStore.JournalStore>
   readonly tenant: TenantId
+  /**
+   * Called once, right after the first batch commits: a wake-up's staged answer is durable from
+   * then on, which is when a timer pass may count its timer fired (§7.11).
+   */
+  readonly onFirstCommit?: () => void
 }): Effect.Effect<Writer> =>
   Effect.gen(function* () {
     const { mode, run, history, journal, tenant } = options
     const lock = yield* Effect.makeSemaphore(1)
     let pending: Array<Journal.Append> = mode === "strict" ? [] : [...(options.staged?.appends ?? [])]
     let head = options.staged?.head ?? history.head
-    let mustFlush = false
     let sealed = false
+    let committed = false
+    const firstCommit = () => {
+      if (committed) return
+      committed = true
+      options.onFirstCommit?.()
+    }
     let released = false
     // Set by the release itself, inside the store's transaction, or by its `folded` when the
     // store wrote it in its own statement: a journal wrapper that does not pass `alongside` on
@@ -133,7 +145,6 @@ export const make = (options: {
           const epoch = Option.getOrThrowWith(options.epoch, () => new Error("a writing mode needs a lease"))
           const batch = pending
           pending = []
-          mustFlush = false
           ran = false
           const written = yield* journal
             .append(run, epoch, batch as [Journal.Append, ...Array<Journal.Append>], alongside())
@@ -141,6 +152,7 @@ export const make = (options: {
           settle()
           const last = written[written.length - 1]
           if (last !== undefined) head = { seq: last.seq, hash: last.hash }
+          firstCommit()
         }),
       )
 
@@ -151,7 +163,6 @@ export const make = (options: {
           const epoch = Option.getOrThrowWith(options.epoch, () => new Error("a writing mode needs a lease"))
           const batch = pending
           pending = []
-          mustFlush = false
           const [first, ...others] = batch
           ran = false
           const hash = yield* journal
@@ -160,6 +171,7 @@ export const make = (options: {
           settle()
           head = { seq: head.seq + batch.length, hash }
           sealed = true
+          firstCommit()
         }),
       )
 
@@ -170,10 +182,7 @@ export const make = (options: {
       stage,
       flush,
       seal,
-      outcomeStaged: () => {
-        mustFlush = true
-      },
-      beforeAct: () => Effect.suspend(() => (mustFlush ? flush() : Effect.void)),
+      beforeAct: () => Effect.suspend(() => (pending.length > 0 ? flush() : Effect.void)),
       conclude: (at, outcome, reason) => {
         // The conclusion names the head it follows; with records still staged ahead of it, that
         // head is computed here exactly as the store will hash the batch.

@@ -2,17 +2,20 @@
  * The refund with its waits (`ReviewedRefund` of `examples/refund`), on memory and on a SQLite
  * file: it suspends at the review, a task the proposing agent may not take (four eyes); once a
  * reviewer approves, it sleeps until the cooling-off instant, and only when that timer fires
- * does the money move. A declined review unwinds the deadline and moves no money.
+ * does the money move; the run meets its obligations and closes the case, so a sweep days later
+ * breaches nothing. A declined review unwinds the deadline and moves no money. On PostgreSQL too.
  */
 import { describe, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option } from "effect"
-import { expect } from "vitest"
+import { Clock, Effect, Either, Layer, Option } from "effect"
+import { expect, inject } from "vitest"
 import * as Providers from "../../examples/refund/Providers.js"
 import * as Refund from "../../examples/refund/Refund.js"
 import type { RunId } from "../../src/domain/Ids.js"
 import { Decision } from "../../src/domain/Task.js"
 import * as TaskId from "../../src/domain/TaskId.js"
+import { Timestamp } from "../../src/domain/Time.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
+import * as Sweeper from "../../src/runtime/Sweeper.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
@@ -85,8 +88,21 @@ const suite = (name: string, make: () => Backend.Backend) =>
         expect(tally.refundCalls).toBe(1)
         const sealed = yield* kinds(first.run)
         expect(sealed.at(-1)).toMatchObject({ kind: "RunSealed", outcome: "succeeded" })
-        const kase = Option.getOrThrow(yield* (yield* CaseStore).case(Option.getOrThrow(first.case)))
+        const cases = yield* CaseStore
+        const kase = Option.getOrThrow(yield* cases.case(Option.getOrThrow(first.case)))
         expect(kase.state).toMatchObject({ refunds: [{ amountMinor: 4000 }] })
+        // The run met both of its obligations and closed the case; the task registered none.
+        expect(kase.status).toBe("closed")
+        const deadlines = yield* cases.deadlines(kase.id)
+        expect(deadlines.map((d) => [d.name, d.state])).toEqual([
+          [`review ${first.run}`, "met"],
+          [`refund ${first.run}`, "met"],
+        ])
+        // Two days on (and five), a sweep finds nothing due: no obligation is left to breach.
+        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const later = yield* Sweeper.sweep(Timestamp.make(now + 6 * 86_400))
+        expect(later.breached).toBe(0)
+        expect(Sweeper.needsAttention(later)).toBe(false)
       }).pipe(Effect.provide(on(backend, tally)), Backend.asFreshTenant)
     })
 
@@ -104,9 +120,12 @@ const suite = (name: string, make: () => Backend.Backend) =>
         expect((yield* kinds(first.run)).at(-1)).toMatchObject({ kind: "RunSealed", outcome: "compensated" })
         const deadlines = yield* (yield* CaseStore).deadlines(Option.getOrThrow(first.case))
         expect(deadlines.find((d) => d.name === `refund ${first.run}`)?.state).toBe("cancelled")
+        // A person decided, in time: the review obligation is met whatever the verdict.
+        expect(deadlines.find((d) => d.name === `review ${first.run}`)?.state).toBe("met")
       }).pipe(Effect.provide(on(backend, tally)), Backend.asFreshTenant)
     })
   })
 
 suite("memory", Backend.memory)
 suite("SQLite", Backend.sqlite)
+suite("PostgreSQL", () => Backend.postgres(inject("pgUrl")))

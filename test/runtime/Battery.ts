@@ -1,7 +1,7 @@
 /**
  * The runtime's battery (§7.1–§7.5): one entry point, split by area, run on every backend.
  */
-import { describe } from "vitest"
+import { afterEach, describe, expect } from "vitest"
 import * as Agents from "../agent/Agents.js"
 import type * as Backend from "../support/Backend.js"
 import * as Admission from "./Admission.js"
@@ -19,6 +19,7 @@ import * as Replay from "./Replay.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
 import * as Targeted from "./Targeted.js"
+import * as TaskObligation from "./TaskObligation.js"
 import * as TimerLeases from "./TimerLeases.js"
 import * as WaitCrashes from "./WaitCrashes.js"
 import * as WaitEdges from "./WaitEdges.js"
@@ -26,10 +27,15 @@ import * as Waits from "./Waits.js"
 import * as WakeCommit from "./WakeCommit.js"
 import * as WakeRaces from "./WakeRaces.js"
 import * as WakeRelease from "./WakeRelease.js"
+import * as Witness from "./Witness.js"
 import * as Worklist from "./Worklist.js"
 
 export const suite = (backend: Backend.Backend) =>
   describe("Runtime", () => {
+    // §7.11, for every act of every test below: its announcement was durable before it began.
+    afterEach(() => {
+      expect(Witness.take().breaches).toEqual([])
+    })
     Protocol.suite(backend)
     Attempts.suite(backend)
     Crash.suite(backend)
@@ -45,6 +51,7 @@ export const suite = (backend: Backend.Backend) =>
     Reconcile.suite(backend)
     Waits.suite(backend)
     Worklist.suite(backend)
+    TaskObligation.suite(backend)
     WaitEdges.suite(backend)
     WakeRaces.suite(backend)
     Targeted.suite(backend)

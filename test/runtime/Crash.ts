@@ -29,6 +29,8 @@ export interface Scenario {
   readonly retry?: Run.RetryPolicy
   /** Fails the first attempt in doubt (a timeout after the request left) instead of answering. */
   readonly firstTimesOut?: boolean
+  /** The crashing effect is a read (the run's first act, as an agent's model call usually is). */
+  readonly read?: boolean
 }
 
 /** Runs a one-effect definition (then a read) crashing at the point, then resumes it from a fresh runtime. */
@@ -47,7 +49,7 @@ export const crashAndResume = (backend: Backend.Backend, capability: string, s: 
       }
     })
   const { kind, seen } = Support.witnessing(counter, KIND, {
-    mutates: true,
+    mutates: s.read !== true,
     recovery: s.recovery,
     retry: s.retry ?? new Run.RetryPolicy({ maxAttempts: 2, backoffMs: 1 }),
     ...(s.recovery._tag === "Reconcile" ? { probe } : {}),
@@ -114,6 +116,40 @@ export const suite = (backend: Backend.Backend) =>
         Effect.gen(function* () {
           const r = yield* at(Run.Recovery.Retry(), "after_record")
           expect(r.result.status._tag).toBe("Succeeded")
+          expect(r.counter.get(KIND)).toBe(1)
+        }).pipe(Backend.asFreshTenant),
+      )
+    })
+
+    // §7.11: a read is announced before it acts and the admission before the first act, so a
+    // run whose first act is a read is durable and resumable from the moment it reads.
+    describe("a read as the run's first act", () => {
+      const read = (point: CrashPoint) => at(Run.Recovery.Retry(), point, { read: true })
+      it.live("after announce: the read never acted; resume performs it once", () =>
+        Effect.gen(function* () {
+          const r = yield* read("after_announce")
+          expect(r.actsBefore).toBe(0)
+          expect(r.records[0]?.kind.kind).toBe("RunAdmitted")
+          expect(r.result.status).toEqual(Run.RunStatus.Succeeded({ output: 1 }))
+          expect(r.counter.get(KIND)).toBe(1)
+        }).pipe(Backend.asFreshTenant),
+      )
+      it.live("during the act (acted, not recorded): resume performs it once more under its announcement", () =>
+        Effect.gen(function* () {
+          const r = yield* read("after_act")
+          expect(r.actsBefore).toBe(1)
+          expect(r.result.status).toEqual(Run.RunStatus.Succeeded({ output: 1 }))
+          expect(r.counter.get(KIND)).toBe(2)
+          const [key] = keysOf(r.records, "EffectStarted")
+          expect(keysOf(r.records, "EffectStarted").filter((k) => k === key)).toHaveLength(1)
+          expect(keysOf(r.records, "EffectDone").filter((k) => k === key)).toHaveLength(1)
+        }).pipe(Backend.asFreshTenant),
+      )
+      it.live("after record: never performed again", () =>
+        Effect.gen(function* () {
+          const r = yield* read("after_record")
+          expect(r.actsBefore).toBe(1)
+          expect(r.result.status).toEqual(Run.RunStatus.Succeeded({ output: 1 }))
           expect(r.counter.get(KIND)).toBe(1)
         }).pipe(Backend.asFreshTenant),
       )

@@ -170,52 +170,55 @@ export const suite = (backend: Backend.Backend) =>
         }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
       })
 
-      it.live("non-mutating effects, admission and step boundaries ride along with the next commit", () => {
-        let run: RunId | undefined
-        const durableAtRead: Array<number> = []
-        const read = Support.acting<JournalStore | Tenant>("test.ride.read", { mutates: false }, (n) =>
-          Effect.gen(function* () {
-            const journal = yield* JournalStore
-            durableAtRead.push((yield* Effect.orDie(journal.read(run as RunId, 1))).length)
-            return { ok: "read", n }
-          }),
-        )
-        const counter = new Support.Counter()
-        const a = Support.counting(counter, "test.ride.a", { mutates: true, recovery: Run.Recovery.Retry() })
-        const b = Support.counting(counter, "test.ride.b", { mutates: true, recovery: Run.Recovery.Retry() })
-        const def = RunDefinition.make({
-          capability: "protocol.ride",
-          input: Schema.Struct({ n: Schema.Number }),
-          output: Schema.Number,
-          plan: [
-            Step.make({
-              name: "all",
-              body: (input: { readonly n: number }) =>
-                Effect.gen(function* () {
-                  const cx = yield* StepCtx
-                  run = cx.run
-                  yield* cx.perform(read, { n: input.n })
-                  yield* cx.perform(a, { n: 1 })
-                  yield* cx.perform(read, { n: 2 })
-                  return (yield* cx.perform(b, { n: 3 })).n
-                }),
+      it.live(
+        "a read's announcement is durable before it acts; admission, boundaries and outcomes ride with the next announcement",
+        () => {
+          let run: RunId | undefined
+          const durableAtRead: Array<number> = []
+          const read = Support.acting<JournalStore | Tenant>("test.ride.read", { mutates: false }, (n) =>
+            Effect.gen(function* () {
+              const journal = yield* JournalStore
+              durableAtRead.push((yield* Effect.orDie(journal.read(run as RunId, 1))).length)
+              return { ok: "read", n }
             }),
-          ],
-        })
-        const commits: Array<number> = []
-        return Effect.gen(function* () {
-          const result = yield* Effect.flatMap(Runtime.Runtime, (rt) => rt.run(def, Run.labeled({ n: 1 }, "test")))
-          expect(result.status._tag).toBe("Succeeded")
-          // The first read acted before anything was durable: admission, boundary and its own
-          // announcement waited for a's announcement. The second read's act first made a's outcome
-          // durable (a finished act must not wait on a slow call to be recorded).
-          expect(durableAtRead).toEqual([0, 8])
-          // Appends: [admission, boundary, read, a announced], [a done, read announced],
-          // [read done, b announced], [b done, boundary, conclusion]: two per mutating effect.
-          expect(commits.filter((c) => c > 0)).toEqual([6, 2, 2, 3])
-          expect((yield* Support.journalOf(result.run)).length).toBe(13)
-        }).pipe(Support.on(Support.runtime(Support.watchingCommits(backend, commits), [def])), Backend.asFreshTenant)
-      })
+          )
+          const counter = new Support.Counter()
+          const a = Support.counting(counter, "test.ride.a", { mutates: true, recovery: Run.Recovery.Retry() })
+          const b = Support.counting(counter, "test.ride.b", { mutates: true, recovery: Run.Recovery.Retry() })
+          const def = RunDefinition.make({
+            capability: "protocol.ride",
+            input: Schema.Struct({ n: Schema.Number }),
+            output: Schema.Number,
+            plan: [
+              Step.make({
+                name: "all",
+                body: (input: { readonly n: number }) =>
+                  Effect.gen(function* () {
+                    const cx = yield* StepCtx
+                    run = cx.run
+                    yield* cx.perform(read, { n: input.n })
+                    yield* cx.perform(a, { n: 1 })
+                    yield* cx.perform(read, { n: 2 })
+                    return (yield* cx.perform(b, { n: 3 })).n
+                  }),
+              }),
+            ],
+          })
+          const commits: Array<number> = []
+          return Effect.gen(function* () {
+            const result = yield* Effect.flatMap(Runtime.Runtime, (rt) => rt.run(def, Run.labeled({ n: 1 }, "test")))
+            expect(result.status._tag).toBe("Succeeded")
+            // Each read saw its own announcement durable (§7.11): the first with the admission and
+            // the boundary it shared a commit with, the second after a's outcome, which rode with it.
+            expect(durableAtRead).toEqual([4, 8])
+            // Appends: [admission, boundary, read announced], [read done, a announced], [a done,
+            // read announced], [read done, b announced], [b done, boundary, conclusion]: one commit
+            // per effect before its act, and the conclusion's.
+            expect(commits.filter((c) => c > 0)).toEqual([4, 2, 2, 2, 3])
+            expect((yield* Support.journalOf(result.run)).length).toBe(13)
+          }).pipe(Support.on(Support.runtime(Support.watchingCommits(backend, commits), [def])), Backend.asFreshTenant)
+        },
+      )
     })
 
     describe("cx.all", () => {

@@ -23,6 +23,7 @@ import { StepCtx } from "../../src/runtime/StepCtx.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
 import type * as Stores from "../../src/services/Stores.js"
 import type * as Backend from "../support/Backend.js"
+import * as Witness from "./Witness.js"
 
 export type Services = Runtime.Runtime | Stores.Stores | RunDefinition.Registry | Calendar.Calendar
 
@@ -44,8 +45,11 @@ export const runtime = (
       ),
     ),
   )
-  const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, backend.layer)
-  return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(Layer.provideMerge(base))
+  const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, Witness.noting(backend.layer))
+  return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(
+    Layer.provideMerge(base),
+    Layer.provideMerge(Witness.tracing),
+  )
 }
 
 /** Runs `effect` on `layer`; the tenant is the caller's (use `Backend.asFreshTenant` around a whole test). */
@@ -106,8 +110,11 @@ export const runtimeOver = (
     Layer.empty,
     ...definitions.map((d) => RunDefinition.register(d as RunDefinition.RunDefinition<unknown, unknown, never>)),
   )
-  const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, stores)
-  return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(Layer.provideMerge(base))
+  const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, Witness.noting(stores))
+  return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(
+    Layer.provideMerge(base),
+    Layer.provideMerge(Witness.tracing),
+  )
 }
 
 /** A kind over `{n}` whose act is given: for acts that fail, block, spend or look at the stores. */
@@ -311,7 +318,16 @@ export const watchingCommits = (backend: Backend.Backend, commits: Array<number>
 /** Any kind over `{n}` answering `Answer`, whatever it rejects with: what a generic step performs. */
 export type Kind = EffectKind.EffectKind<Answer, { readonly n: number }, unknown>
 
-/** A refund-approval task spec for the worklist tests; Proceed consents to going unattended, Escalate escalates to `supervisor`. */
+/** The obligation a test's windowed task is due at: the asking step registers it (`registerWindow`), the spec names it. */
+export const REVIEW = "review"
+
+/** What a run asking with a window does first (§7.7): registers the window as the obligation `REVIEW` on its case. */
+export const registerWindow = (window: Option.Option<Deadline.DeadlineSpec>) =>
+  Effect.flatMap(StepCtx, (cx) =>
+    Option.match(window, { onNone: () => Effect.void, onSome: (w) => Effect.asVoid(cx.deadline(REVIEW, w)) }),
+  )
+
+/** A refund-approval task spec for the worklist tests; Proceed consents to going unattended, Escalate escalates to `supervisor`; a window names `REVIEW`. */
 export const taskSpec = (options: {
   readonly kind?: string
   readonly onExpiry?: OnExpiry
@@ -330,7 +346,7 @@ export const taskSpec = (options: {
     }),
     candidateRoles: ["reviewer"],
     priority: "normal",
-    deadline: options.window ?? Option.none(),
+    deadline: Option.map(options.window ?? Option.none(), () => REVIEW),
     onExpiry,
     escalateTo: onExpiry === "escalate" ? ["supervisor"] : [],
     excludedActors: [...(options.excludedActors ?? [])],
@@ -354,6 +370,7 @@ export const asking = (prefix: string, counter: Counter, window: Option.Option<D
         body: () =>
           Effect.gen(function* () {
             const cx = yield* StepCtx
+            yield* registerWindow(window)
             const decision = yield* cx.task(taskSpec({ window, excludedActors: ["agent"] }))
             if (decision.approved) yield* cx.perform(refund, { n: 40 })
             return { approved: decision.approved, actor: decision.actor }

@@ -80,6 +80,7 @@ const asking = (
   capability: string,
   taskSpec: TaskSpec,
   before: Effect.Effect<void> = Effect.void,
+  window: Option.Option<Deadline.DeadlineSpec> = Option.none(),
 ) => {
   const hold = Support.acting("edges.hold", { mutates: false }, (n) => Effect.as(before, { ok: "hold", n }))
   const refund = Support.counting(counter, `${capability}.refund`, { mutates: true, recovery: Run.Recovery.Retry() })
@@ -94,6 +95,7 @@ const asking = (
           Effect.gen(function* () {
             const cx = yield* StepCtx
             yield* cx.perform(hold, { n: 0 })
+            yield* Support.registerWindow(window)
             const decision = yield* cx.task(taskSpec)
             if (decision.approved) yield* cx.perform(refund, { n: 40 })
             return { approved: decision.approved, actor: decision.actor }
@@ -225,7 +227,8 @@ export const suite = (backend: Backend.Backend) =>
       "an overdue task with Proceed (allowUnattended) is answered approved as system:unattended and the run acts",
       () => {
         const counter = new Support.Counter()
-        const def = asking(counter, "edges.proceed", spec("proceed", Option.some(Deadline.minutes(0))))
+        const window = Option.some(Deadline.minutes(0))
+        const def = asking(counter, "edges.proceed", spec("proceed", window), Effect.void, window)
         return Effect.gen(function* () {
           const rt = yield* Runtime.Runtime
           const order = `o-${Math.random()}`
@@ -248,7 +251,8 @@ export const suite = (backend: Backend.Backend) =>
 
     it.live("an overdue task with Escalate is escalated by the sweeper and stays pending: the run still waits", () => {
       const counter = new Support.Counter()
-      const def = asking(counter, "edges.escalate", spec("escalate", Option.some(Deadline.minutes(0))))
+      const window = Option.some(Deadline.minutes(0))
+      const def = asking(counter, "edges.escalate", spec("escalate", window), Effect.void, window)
       return Effect.gen(function* () {
         const rt = yield* Runtime.Runtime
         const order = `o-${Math.random()}`

@@ -12,11 +12,13 @@ import * as Deadline from "../../src/domain/Deadline.js"
 import { InboundEvent } from "../../src/domain/Event.js"
 import type { RunId } from "../../src/domain/Ids.js"
 import * as Run from "../../src/domain/Run.js"
+import { Timestamp } from "../../src/domain/Time.js"
 import { Backend as BackendError } from "../../src/errors/StoreError.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
+import * as Sweeper from "../../src/runtime/Sweeper.js"
 import { EventStore } from "../../src/services/EventStore.js"
 import { TimerStore } from "../../src/services/TimerStore.js"
 import * as Backend from "../support/Backend.js"
@@ -45,7 +47,11 @@ const definitions = (counter: Support.Counter) => {
       }),
     ],
   })
-  return { sleeper, waiter }
+  // A read after the wake: its announcement carries the answer's commit (§7.11), so a failed
+  // disarm keeps the read from acting, where a read that acted first would act twice.
+  const read = Support.counting(counter, "wakerelease.read", { mutates: false })
+  const reader = Support.sleepThenAct("wakerelease.sleep-read", read, Schema.Struct({ n: Schema.Number }))
+  return { sleeper, waiter, reader }
 }
 
 const isFired = (output: unknown) => typeof output === "object" && output !== null && "fired_at" in output
@@ -125,6 +131,54 @@ export const suite = (backend: Backend.Backend) =>
         expect(yield* Support.concludedAs(first.run, "succeeded")).toBe(true)
       }).pipe(Support.on(Support.runtimeOver(faulty.stores, [sleeper], { leaseTtlSecs: 1 })), Backend.asFreshTenant)
     })
+
+    it.live(
+      "a failed disarm before a read: the read never acts and the sweep counts a wake failure; the next sweep fires the timer once, one answer, one read",
+      () => {
+        const counter = new Support.Counter()
+        const { reader } = definitions(counter)
+        const faulty = killedInsideRelease(backend)
+        const healthy = Support.runtime(backend, [reader], { leaseTtlSecs: 1 })
+        const nowSecs = Effect.map(
+          Effect.clockWith((c) => c.currentTimeMillis),
+          (ms) => Math.floor(ms / 1000),
+        )
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const first = yield* rt.run(reader, Run.labeled({ n: 1 }, "test"))
+          expect(first.status._tag).toBe("Suspended")
+          const swept = yield* Sweeper.sweep(Timestamp.make(yield* nowSecs))
+          yield* rt.idle
+          expect(faulty.kills()).toBe(1)
+          // Nothing durable, so nothing fired: the pass says so instead of claiming the timer.
+          expect(swept.timersFired).toBe(0)
+          expect(swept.wakeFailures).toBe(1)
+          expect(Sweeper.needsAttention(swept)).toBe(true)
+          expect(counter.get("wakerelease.read")).toBe(0)
+          expect(yield* firedAnswers(first.run)).toHaveLength(0)
+          expect(yield* armedFor(first.run)).toBe(true)
+          // The lease lapses and the run is recovered (it waits again); a sweep past the timer
+          // claim's 60 s fires it: one answer, one read.
+          yield* Support.on(healthy)(Support.resumeAfterLapse(first.run))
+          const again = yield* Support.on(healthy)(
+            Effect.gen(function* () {
+              const h = yield* Runtime.Runtime
+              const clock = yield* Effect.clock
+              const later = Timestamp.make((yield* nowSecs) + 120)
+              const report = yield* Effect.withClock(Sweeper.sweep(later), Support.clockAhead(clock, 120))
+              yield* h.idle
+              return report
+            }),
+          )
+          expect(again.timersFired).toBe(1)
+          expect(again.wakeFailures).toBe(0)
+          expect(counter.get("wakerelease.read")).toBe(1)
+          expect(yield* firedAnswers(first.run)).toHaveLength(1)
+          expect(yield* armedFor(first.run)).toBe(false)
+          expect(yield* Support.concludedAs(first.run, "succeeded")).toBe(true)
+        }).pipe(Support.on(Support.runtimeOver(faulty.stores, [reader], { leaseTtlSecs: 1 })), Backend.asFreshTenant)
+      },
+    )
 
     it.live("a timer wake-up killed right after its answer's commit has already disarmed the timer", () => {
       const counter = new Support.Counter()
