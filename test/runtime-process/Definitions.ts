@@ -1,8 +1,10 @@
 /**
- * What the kill test's child process and the test itself both register: two runs of one mutating
- * effect each, one declared `Retry`, one `RequiresOperator`. Every act appends a line to a file,
- * outside the journal, so the count survives `kill -9`; in the child the act then blocks forever,
- * so the process dies inside the act, after its announcement is durable.
+ * What the kill test's child process and the test itself both register: three runs of one effect
+ * each, a mutating one declared `Retry`, a mutating one `RequiresOperator`, and a read (`Retry`,
+ * not mutating: an agent's first act is usually a model call). Every act appends a line to a
+ * file, outside the journal, so the count survives `kill -9`; in the child the act then blocks
+ * forever, so the process dies inside the act, after its announcement (and, being each run's
+ * first act, the admission) is durable.
  */
 import { appendFileSync } from "node:fs"
 import { Effect, type Layer, Schema } from "effect"
@@ -28,7 +30,7 @@ export interface ChildArgs {
   readonly acts: string
 }
 
-export const RECOVERIES = ["retry", "operator"] as const
+export const RECOVERIES = ["retry", "operator", "read"] as const
 export type Name = (typeof RECOVERIES)[number]
 
 export const CASE_KIND = "kill-test"
@@ -42,8 +44,8 @@ export const definition = (name: Name, options: { readonly acts: string; readonl
     kind: `kill.${name}.charge`,
     args: Schema.Struct({ amount: Schema.Number }),
     success: Schema.Struct({ charged: Schema.Number }),
-    mutates: true,
-    recovery: name === "retry" ? Run.Recovery.Retry() : Run.Recovery.RequiresOperator(),
+    mutates: name !== "read",
+    recovery: name === "operator" ? Run.Recovery.RequiresOperator() : Run.Recovery.Retry(),
     act: ({ amount }) =>
       Effect.gen(function* () {
         appendFileSync(options.acts, `${name}\n`)

@@ -1,10 +1,11 @@
 /**
- * §7.1 recovery after a real process death: a child Node process admits a `Retry` run and a
- * `RequiresOperator` run, each dies inside its act (announced, acted, not recorded) under
- * `kill -9`, and once the dead child's lease lapses this process resumes both with a fresh
- * runtime. The acts are counted in a file the journal knows nothing of: the Retry act runs once
- * more, the RequiresOperator act never again and its run is quarantined. On a SQLite file (left
- * with the dead process's WAL) and on PostgreSQL.
+ * §7.1 recovery after a real process death: a child Node process admits a `Retry` run, a
+ * `RequiresOperator` run and a run whose first act is a read; each dies inside its act
+ * (announced, acted, not recorded) under `kill -9`, and once the dead child's lease lapses this
+ * process resumes them with a fresh runtime. The acts are counted in a file the journal knows
+ * nothing of: the Retry act and the read run once more, the RequiresOperator act never again and
+ * its run is quarantined. The read's run is not lost: its admission and announcement were durable
+ * before it read (§7.11). On a SQLite file (left with the dead process's WAL) and on PostgreSQL.
  */
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
@@ -61,7 +62,7 @@ const actsOf = (file: string, name: Definitions.Name): number =>
 const suite = (label: string, target: () => Definitions.Target) =>
   describe(label, () => {
     it.live(
-      "after kill -9 inside the act, Retry acts once more and RequiresOperator never again, quarantined",
+      "after kill -9 inside the act, Retry and a first read act once more, RequiresOperator never again, quarantined",
       () =>
         Effect.gen(function* () {
           const tenant = `t-kill-${randomUUID()}`
@@ -70,6 +71,7 @@ const suite = (label: string, target: () => Definitions.Target) =>
           yield* Effect.promise(() => killInsideActs({ target: where, tenant, acts }))
           expect(actsOf(acts, "retry")).toBe(1)
           expect(actsOf(acts, "operator")).toBe(1)
+          expect(actsOf(acts, "read")).toBe(1)
 
           const definitions = Definitions.RECOVERIES.map((name) => Definitions.definition(name, { acts, block: false }))
           const fresh = TestRuntime.layer(definitions, { stores: Definitions.stores(where), owner: "fresh-process" })
@@ -101,6 +103,10 @@ const suite = (label: string, target: () => Definitions.Target) =>
             expect(retry.status).toEqual(Run.RunStatus.Succeeded({ output: 40 }))
             expect(actsOf(acts, "retry")).toBe(2)
 
+            const read = yield* resumed("read")
+            expect(read.status).toEqual(Run.RunStatus.Succeeded({ output: 40 }))
+            expect(actsOf(acts, "read")).toBe(2)
+
             const operator = yield* resumed("operator")
             expect(operator.status._tag).toBe("Quarantined")
             expect(actsOf(acts, "operator")).toBe(1)
@@ -109,7 +115,7 @@ const suite = (label: string, target: () => Definitions.Target) =>
             expect(again._tag).toBe("RunClosed")
             expect(actsOf(acts, "operator")).toBe(1)
 
-            for (const run of [retry.run, operator.run]) {
+            for (const run of [retry.run, read.run, operator.run]) {
               const records = yield* journal.read(run, 1)
               expect((yield* journal.verify(run)).seq).toBe(records.length)
               expect(records.at(-1)?.kind.kind).toBe("RunSealed")
