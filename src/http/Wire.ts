@@ -334,6 +334,13 @@ export const RunView = Schema.Struct({
   outcome: Schema.OptionFromNullOr(Journal.RunOutcome),
   case: Schema.OptionFromNullOr(CaseIdSchema),
   suspended: Schema.OptionFromNullOr(SuspendView),
+  /**
+   * Why the run concluded as it did, as its conclusion journals it: a failure's message, a
+   * quarantine's cause (the effect, its key, the step, and for non-determinism the first place the
+   * arguments differ), a cancellation's actor and reason, the budget limit; null while it runs or
+   * waits, and for a success.
+   */
+  reason: Schema.OptionFromNullOr(Schema.String),
 }).annotations({ identifier: "Run" })
 export type RunView = typeof RunView.Type
 
@@ -408,6 +415,7 @@ export const runView = (run: RunId, head: Journal.Head, last: Journal.Record | u
   outcome: last?.kind.kind === "RunSealed" ? Option.some(last.kind.outcome) : Option.none(),
   case: last === undefined ? Option.none() : last.case,
   suspended: last?.kind.kind === "RunSuspended" ? Option.some(last.kind.reason) : Option.none(),
+  reason: last?.kind.kind === "RunSealed" ? Option.fromNullable(last.kind.reason) : Option.none(),
 })
 
 export const deliveryAnswer = (outcome: Runtime.Delivered): DeliveryAnswer =>

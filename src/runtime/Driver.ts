@@ -423,7 +423,10 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
         if (SEALED.has(outcome)) yield* exec.writer.seal(outcome)
         else yield* exec.writer.flush()
         // A Strict replay concludes nothing: only executions that write count as runs.
-        if (exec.mode !== "strict") Observability.concluded(outcome)
+        if (exec.mode !== "strict") {
+          Observability.concluded(outcome)
+          yield* Observability.logConclusion(exec.run, outcome, reason)
+        }
         return { status, stop: Option.none<Execution.Stop>() }
       }).pipe(
         Effect.catchAll((error) => Effect.succeed({ status, stop: Option.some(Execution.Stop.Store({ error })) })),

@@ -125,4 +125,10 @@ export interface At {
   readonly case: Option.Option<CaseId>
 }
 
+/** `(step <index> <name>, <phase>)`: where a quarantine happened, for the message an operator reads. */
+export const placeOf = (exec: Execution, at: At): string => {
+  const name = (exec.entry.definition.steps[at.step] as { readonly name?: string } | undefined)?.name
+  return `(step ${at.step}${name === undefined ? "" : ` ${name}`}, ${at.phase})`
+}
+
 export const spendJson = (spend: Quota.Spend): Json => ({ tokens: spend.tokens, minor_units: spend.minorUnits })

@@ -2,9 +2,10 @@
  * The runtime's counters (§10) through Effect `Metric`. Every dimension is a fixed enum string or
  * a declared effect kind, never a rendered message. Counters are bumped with `unsafeUpdate`, which
  * records into the default registry synchronously, so the protocol stays free of bookkeeping
- * effects; spans come from `Effect.withSpan` and export through `@effect/opentelemetry`.
+ * effects; spans come from `Effect.withSpan` and export through `@effect/opentelemetry`. The
+ * structured log lines of runs that need a look are here too.
  */
-import { Metric, MetricLabel } from "effect"
+import { Effect, Metric, MetricLabel, Option } from "effect"
 
 export const runs = Metric.counter("agentplane.runs", { description: "runs concluded, by outcome", incremental: true })
 export const effects = Metric.counter("agentplane.effects", { description: "acts performed", incremental: true })
@@ -45,3 +46,22 @@ export const notReproduced = () => bump(unreproducible)
 export const reconciled = (verdict: string) => bump(reconciles, [["verdict", verdict]])
 export const refused = (limit: string) => bump(budgetRefusals, [["limit", limit]])
 export const compensated = (outcome: string) => bump(compensations, [["outcome", outcome]])
+
+/**
+ * One structured line for a run that ended where a person may have to look: failed, compensated,
+ * quarantined or exhausted at `warn`, cancelled at `info`; a success logs nothing. The reason is
+ * the one `RunSealed` journals and `GET /runs/{run}` shows.
+ */
+export const logConclusion = (run: string, outcome: string, reason: Option.Option<string>): Effect.Effect<void> => {
+  if (outcome === "succeeded" || outcome === "swept") return Effect.void
+  const log = outcome === "cancelled" ? Effect.logInfo : Effect.logWarning
+  return log("agentplane.run.concluded").pipe(
+    Effect.annotateLogs({ run, outcome, reason: Option.getOrElse(reason, () => "") }),
+  )
+}
+
+/** A run whose owner died, resumed by this instance's recovery pass (§7.10 pass 1). */
+export const logRecovered = (run: string, outcome: "resumed" | "failed", detail: string): Effect.Effect<void> =>
+  (outcome === "resumed" ? Effect.logInfo : Effect.logWarning)("agentplane.run.recovered").pipe(
+    Effect.annotateLogs({ run, outcome, detail }),
+  )

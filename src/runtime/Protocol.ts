@@ -186,7 +186,10 @@ const replayed = <A, I, E, R>(
       Observability.divergence()
       return yield* Execution.halt(
         exec,
-        Execution.Stop.Quarantine({ message: divergence.message, divergence: Option.some(divergence) }),
+        Execution.Stop.Quarantine({
+          message: `${divergence.message} ${Execution.placeOf(exec, at)}`,
+          divergence: Option.some(divergence),
+        }),
       )
     }
     exec.history.unvisited.delete(journaled.key)
@@ -221,7 +224,7 @@ const replayed = <A, I, E, R>(
         if (outcome.disposition === "did_not_happen") {
           return again("the probe found the act did not happen", Option.none(), !journaled.failedFirst)
         }
-        return yield* quarantine(exec, `${kind.kind} ek:${key} stayed in doubt after its probe: ${outcome.detail}`)
+        return yield* quarantine(exec, at, `${kind.kind} ek:${key} stayed in doubt after its probe: ${outcome.detail}`)
       }
       default:
         return yield* Execution.halt(exec, Execution.Stop.Contract({ detail: `unexpected outcome ${outcome.kind}` }))
@@ -253,6 +256,7 @@ const inDoubt = <A, I, E, R>(
         Observability.undecidable()
         return yield* quarantine(
           exec,
+          at,
           `${kind.kind} ek:${key} (seq ${seq}) is in doubt and its recovery is RequiresOperator: an operator must establish whether it happened; it will not be performed again`,
         )
       case "Reconcile":
@@ -291,7 +295,7 @@ const reconcile = <A, I, E, R>(
       if (Cause.isInterruptedOnly(verdict.cause)) return yield* Effect.interrupt
       yield* reconciled("in_doubt", null, `the probe failed: ${Cause.squash(verdict.cause)}`)
       Observability.reconciled("in_doubt")
-      return yield* quarantine(exec, `${kind.kind} ek:${key}: the probe failed, so the act stays in doubt`)
+      return yield* quarantine(exec, at, `${kind.kind} ek:${key}: the probe failed, so the act stays in doubt`)
     }
     const v = verdict.value
     Observability.reconciled(v._tag)
@@ -306,7 +310,7 @@ const reconcile = <A, I, E, R>(
         return again("did not happen", Option.none(), crashed)
       case "InDoubt":
         yield* reconciled("in_doubt", null, v.detail)
-        return yield* quarantine(exec, `${kind.kind} ek:${key} stayed in doubt after its probe: ${v.detail}`)
+        return yield* quarantine(exec, at, `${kind.kind} ek:${key} stayed in doubt after its probe: ${v.detail}`)
     }
   })
 
@@ -396,7 +400,11 @@ const actAndRecord = <A, I, E, R>(
       yield* failed({ message: t.message }, t.disposition, false)
       if (t.disposition === "in_doubt" && kind.recovery._tag === "RequiresOperator") {
         Observability.undecidable()
-        return yield* quarantine(exec, `${kind.kind} ek:${key} timed out in doubt; its recovery is RequiresOperator`)
+        return yield* quarantine(
+          exec,
+          at,
+          `${kind.kind} ek:${key} timed out in doubt; its recovery is RequiresOperator`,
+        )
       }
       if (t.disposition === "in_doubt" && kind.recovery._tag === "Reconcile") {
         return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
@@ -413,7 +421,7 @@ const actAndRecord = <A, I, E, R>(
     yield* failed({ message }, "in_doubt", false)
     if (kind.recovery._tag === "RequiresOperator") {
       Observability.undecidable()
-      return yield* quarantine(exec, `${kind.kind} ek:${key} died in doubt; its recovery is RequiresOperator`)
+      return yield* quarantine(exec, at, `${kind.kind} ek:${key} died in doubt; its recovery is RequiresOperator`)
     }
     if (kind.recovery._tag === "Reconcile") return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
     return again(message)
@@ -535,8 +543,12 @@ const argsDiff = <A, I, E, R>(
 const crashPoint = (exec: Exec, point: Execution.CrashPoint, kind: string, attempt: number): Effect.Effect<void> =>
   exec.crash(point, kind, attempt) ? Execution.halt(exec, Execution.Stop.Crash({ point })) : Effect.void
 
-const quarantine = (exec: Exec, message: string): Effect.Effect<never> =>
-  Execution.halt(exec, Execution.Stop.Quarantine({ message, divergence: Option.none() }))
+/** Quarantines the run; the message names the step and phase, for the operator who reads it in `GET /runs/{run}`. */
+const quarantine = (exec: Exec, at: Execution.At, message: string): Effect.Effect<never> =>
+  Execution.halt(
+    exec,
+    Execution.Stop.Quarantine({ message: `${message} ${Execution.placeOf(exec, at)}`, divergence: Option.none() }),
+  )
 
 /** A journal write; its failure stops the execution, leaving the run as the journal says. */
 export const write = <E, R>(exec: Exec, effect: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>

@@ -20,6 +20,7 @@ import { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
 import { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
+import * as Observability from "./Observability.js"
 import { Runtime } from "./Runtime.js"
 import { decisionEvent, fateOf, WORKLIST_SOURCE } from "./Worklist.js"
 
@@ -105,6 +106,9 @@ export const sweep = (now: Timestamp, eventGraceSecs: number = DEFAULT_EVENT_GRA
     for (const run of abandoned) {
       yield* evidence.note(run, "run_recovered", { run })
       const resumed = yield* Effect.either(runtime.resume(run))
+      yield* resumed._tag === "Right"
+        ? Observability.logRecovered(run, "resumed", resumed.right.status._tag)
+        : Observability.logRecovered(run, "failed", resumed.left.message)
       if (resumed._tag === "Right") runsRecovered += 1
       else if (resumed.left._tag === "RunClosed" || (yield* emptyJournal(run))) {
         // A lease over an empty journal (a crash between acquire and the first append), or over a

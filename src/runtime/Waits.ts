@@ -307,7 +307,10 @@ const journaled = (
         Observability.divergence()
         return yield* Execution.halt(
           exec,
-          Execution.Stop.Quarantine({ message: divergence.message, divergence: Option.some(divergence) }),
+          Execution.Stop.Quarantine({
+            message: `${divergence.message} ${Execution.placeOf(exec, at)}`,
+            divergence: Option.some(divergence),
+          }),
         )
       }
       exec.history.unvisited.delete(j.key)

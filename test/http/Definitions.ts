@@ -1,6 +1,6 @@
 /**
  * Runs the HTTP tests drive through the server's runtime: one waits for an event, one asks a
- * reviewer. Both need a case (a wait's deadline names an obligation of it) and return what
+ * reviewer, one is quarantined. Both need a case (a wait's deadline names an obligation of it) and return what
  * answered them, so a test reads the answer from the run's output.
  */
 import { Effect, Schema } from "effect"
@@ -53,6 +53,26 @@ export const asksReviewer = RunDefinition.make({
           const decision = yield* cx.task(Support.taskSpec({ excludedActors: ["agent"] }))
           return { approved: decision.approved, actor: decision.actor, reason: decision.reason }
         }),
+    }),
+  ],
+})
+
+/** A mutating act that dies (nobody can say whether it landed) under `RequiresOperator`: the run is quarantined. */
+const doomedCharge = Support.acting(
+  "http-test.charge",
+  { mutates: true, recovery: Run.Recovery.RequiresOperator() },
+  () => Effect.die(new Error("the provider hung up mid-request")),
+)
+
+/** Charges once and is quarantined: what an operator finds among the runs that need a person. */
+export const quarantines = RunDefinition.make({
+  capability: "http-test.quarantine",
+  input: Input,
+  output: Schema.Unknown,
+  plan: [
+    Step.make({
+      name: "charge",
+      body: () => Effect.flatMap(StepCtx, (cx) => cx.perform(doomedCharge, { n: 1 })),
     }),
   ],
 })

@@ -49,12 +49,33 @@ for (const backend of Http.backends()) {
               yield* f.runtime.idle
               const done = yield* f.as("rita").runs.read({ path: { run: started.run } })
               assert.deepStrictEqual(
-                [done.outcome, done.suspended, done.case],
-                [Option.some("succeeded" as const), Option.none(), started.case],
+                [done.outcome, done.suspended, done.case, done.reason],
+                [Option.some("succeeded" as const), Option.none(), started.case, Option.none()],
               )
               assert.isTrue(done.head.seq > waiting.head.seq)
             }),
           { definitions: [Definitions.awaitsPayment] },
+        ),
+      )
+
+      it.effect("GET /runs/{run} of a quarantined run says why: the effect, its key, the step and the cause", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const started = yield* f.inTenant(
+                Definitions.start(f.runtime, Definitions.quarantines, `INV-${Math.random()}`),
+              )
+              const read = yield* f.as("rita").runs.read({ path: { run: started.run } })
+              assert.deepStrictEqual(read.outcome, Option.some("quarantined" as const))
+              const reason = Option.getOrThrow(read.reason)
+              assert.isTrue(reason.includes("http-test.charge ek:"), reason)
+              assert.isTrue(reason.includes("died in doubt; its recovery is RequiresOperator"), reason)
+              assert.isTrue(reason.includes("(step 0 charge, forward)"), reason)
+              // The operator's list of runs that need a person names it.
+              const listed = yield* f.as("rita").runs.list({ urlParams: {} })
+              assert.deepStrictEqual(listed.items, [started.run])
+            }),
+          { definitions: [Definitions.quarantines] },
         ),
       )
 
@@ -111,6 +132,7 @@ for (const backend of Http.backends()) {
               )
               const read = yield* f.as("rita").runs.read({ path: { run: started.run } })
               assert.deepStrictEqual(read.outcome, Option.some("cancelled" as const))
+              assert.deepStrictEqual(read.reason, Option.some("cancelled by rita: customer withdrew"))
               // The body names no actor: the actor is the caller.
               const named = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
                 as: "rita",

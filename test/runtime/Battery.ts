@@ -9,6 +9,7 @@ import * as Attempts from "./Attempts.js"
 import * as Budget from "./Budget.js"
 import * as Cancel from "./Cancel.js"
 import * as CaseState from "./CaseState.js"
+import * as ConclusionLogs from "./ConclusionLogs.js"
 import * as Crash from "./Crash.js"
 import * as Decide from "./Decide.js"
 import * as Property from "./Property.js"
@@ -41,6 +42,7 @@ export const suite = (backend: Backend.Backend) =>
     Crash.suite(backend)
     Replay.suite(backend)
     Status.suite(backend)
+    ConclusionLogs.suite(backend)
     Saga.suite(backend)
     Budget.suite(backend)
     Cancel.suite(backend)
