@@ -54,4 +54,18 @@ export class RunClosed extends Schema.TaggedError<RunClosed>()("RunClosed", {
   }
 }
 
-export type RuntimeError = NonDeterminism | ReplayOverrun | PlanContract | InvalidBudget | RunClosed
+/**
+ * An admission key already admitted a run with another input or definition: the retry is not a
+ * retry, and answering the first run would hide the mistake. `run` is the first run.
+ */
+export class AdmissionConflict extends Schema.TaggedError<AdmissionConflict>()("AdmissionConflict", {
+  key: Schema.String,
+  run: Schema.String,
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return `admission key ${JSON.stringify(this.key)} admitted run ${this.run} with ${this.detail}; a retry must send the same capability and input`
+  }
+}
+
+export type RuntimeError = NonDeterminism | ReplayOverrun | PlanContract | InvalidBudget | RunClosed | AdmissionConflict

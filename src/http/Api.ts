@@ -87,6 +87,20 @@ export class AdmissionRefused extends Schema.TaggedError<AdmissionRefused>()(
   HttpApiSchema.annotations({ status: 429 }),
 ) {}
 
+/** 409: the admission key admitted a run with another capability or input; `run` is that first run. */
+export class AdmissionConflict extends Schema.TaggedError<AdmissionConflict>()(
+  "AdmissionConflict",
+  { run: RunId, message: Schema.String },
+  HttpApiSchema.annotations({ status: 409 }),
+) {}
+
+/** 409: the run is sealed (`outcome`), so there is nothing left to cancel. */
+export class RunClosed extends Schema.TaggedError<RunClosed>()(
+  "RunClosed",
+  { run: RunId, outcome: RunOutcome, message: Schema.String },
+  HttpApiSchema.annotations({ status: 409 }),
+) {}
+
 // Liveness and readiness are public (a load balancer has no credential); the metrics page is
 // the deployment operator's and takes the scrape credential, never a tenant's (`Scrape.ts`).
 export class Health extends HttpApiGroup.make("health")
@@ -261,6 +275,7 @@ export class Runs extends HttpApiGroup.make("runs")
       .addSuccess(StartAnswer, { status: 201 })
       .addError(NotFound, { status: 404 })
       .addError(AdmissionRefused)
+      .addError(AdmissionConflict)
       .annotate(OpenApi.Summary, "Start a run of a definition this server starts"),
   )
   .add(
@@ -276,7 +291,8 @@ export class Runs extends HttpApiGroup.make("runs")
       .setPayload(Wire.CancelRequest)
       .addSuccess(Wire.CancelAnswer, { status: 202 })
       .addError(NotFound, { status: 404 })
-      .annotate(OpenApi.Summary, "Ask for a run to be cancelled"),
+      .addError(RunClosed)
+      .annotate(OpenApi.Summary, "Ask for a run to be cancelled; a sealed run is 409 RunClosed"),
   )
   .addError(Authorized)
   .addError(Unavailable.Unavailable)

@@ -22,8 +22,8 @@ import type * as TaskId from "../domain/TaskId.js"
 import { Tenant, type TenantId } from "../domain/Tenant.js"
 import { NotPending } from "../errors/ClaimError.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
-import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
-import type { Backend } from "../errors/StoreError.js"
+import { AdmissionConflict, InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
+import type { Backend, DuplicateAdmission } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
@@ -261,17 +261,16 @@ export const make = (options: Options) =>
         // is durable, visible and recoverable before it does anything. If that commit fails,
         // nothing of the run is durable and `drive` detaches its case and frees its lease.
         if (Option.isSome(admissionKey)) {
-          yield* writer
-            .flush()
-            .pipe(
-              Effect.tapError(() =>
-                Effect.all([
-                  Option.isSome(kase) ? Effect.ignore(cases.detachRun(kase.value, run)) : Effect.void,
-                  releaseLease,
-                  releaseQuota,
-                ]),
-              ),
-            )
+          yield* writer.flush().pipe(
+            Effect.tapError(() =>
+              Effect.all([
+                Option.isSome(kase) ? Effect.ignore(cases.detachRun(kase.value, run)) : Effect.void,
+                releaseLease,
+                releaseQuota,
+              ]),
+            ),
+            Effect.catchTag("DuplicateAdmission", (duplicate) => sameAdmission(duplicate, def.capability, inputJson)),
+          )
         }
         const exec = Execution.make({
           run,
@@ -288,6 +287,27 @@ export const make = (options: Options) =>
         })
         const status = yield* drive(exec, Option.some(lease.epoch), quota)
         return result<O>(exec, status)
+      })
+
+    /**
+     * A key already taken answers the first run (`DuplicateAdmission`) only when this admission
+     * is a true retry of it: the same capability and the same canonical input. Otherwise the
+     * caller made a mistake that answering the first run would hide: `AdmissionConflict`. A first
+     * run whose admission can no longer be read (erased) cannot be compared and is answered as a
+     * duplicate: the key stands for it either way.
+     */
+    const sameAdmission = (duplicate: DuplicateAdmission, capability: string, input: Json) =>
+      Effect.gen(function* () {
+        const [first] = yield* Effect.orElseSucceed(journal.read(duplicate.run as RunId, 1), () => [])
+        if (first?.kind.kind !== "RunAdmitted") return yield* duplicate
+        const detail =
+          first.kind.capability !== capability
+            ? `capability ${first.kind.capability}, not ${capability}`
+            : Canonical.text(first.kind.input) !== Canonical.text(input)
+              ? "another input"
+              : undefined
+        if (detail === undefined) return yield* duplicate
+        return yield* new AdmissionConflict({ key: duplicate.key, run: duplicate.run, detail })
       })
 
     const bind = (binding: Binding, run: RunId, now: number) =>
@@ -480,6 +500,12 @@ export const make = (options: Options) =>
      */
     const cancel = (run: RunId, actor: string, reason: string) =>
       Effect.gen(function* () {
+        // A sealed run has nothing left to cancel: saying the request was taken would be a lie.
+        const before = yield* journal.read(run, 1)
+        const concluded = History.build(before).concluded
+        if (Option.isSome(concluded) && SEALED.has(concluded.value.outcome)) {
+          return yield* new RunClosed({ run, outcome: concluded.value.outcome })
+        }
         const stored = yield* journal.requestCancel(run, actor, reason)
         const records = yield* Effect.orElseSucceed(journal.read(run, 1), () => [])
         const last = records[records.length - 1]

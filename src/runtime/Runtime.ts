@@ -16,7 +16,14 @@ import type { TaskId } from "../domain/TaskId.js"
 import type { Tenant } from "../domain/Tenant.js"
 import type { AlreadyClaimed, Excluded, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
 import type { Halted, QuotaUnavailable, SpentOut, TooManyRuns } from "../errors/QuotaError.js"
-import type { InvalidBudget, NonDeterminism, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
+import type {
+  AdmissionConflict,
+  InvalidBudget,
+  NonDeterminism,
+  PlanContract,
+  ReplayOverrun,
+  RunClosed,
+} from "../errors/RuntimeError.js"
 import type { Backend, Corrupt, LeaseHeld, NotFound } from "../errors/StoreError.js"
 import type * as Stores from "../services/Stores.js"
 import type * as EffectKind from "./EffectKind.js"
@@ -65,11 +72,12 @@ export type AdmissionError =
   | Writer.WriteError
   | LeaseHeld
   | Crashed
+  | AdmissionConflict
 
 export type ResumeError = PlanContract | RunClosed | Writer.WriteError | LeaseHeld | Crashed
 
 export interface RunOptions {
-  /** An admission key (the `…Once` variants): a second admission with the key fails with `DuplicateAdmission`. */
+  /** An admission key (the `…Once` variants): a second admission with the key fails with `DuplicateAdmission` naming the first run, or with `AdmissionConflict` when its capability or canonical input differ from the first's. */
   readonly admissionKey?: string
 }
 
@@ -122,8 +130,12 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
     readonly replay: (
       run: RunId,
     ) => Effect.Effect<ReplayReport, PlanContract | ReplayOverrun | Backend | Corrupt | Crashed, Tenant>
-    /** Stores a cancellation request (`true` for the first), honoured at the run's next step boundary. */
-    readonly cancel: (run: RunId, actor: string, reason: string) => Effect.Effect<boolean, Backend, Tenant>
+    /** Stores a cancellation request (`true` for the first), honoured at the run's next step boundary; a sealed run refuses with `RunClosed` and stores nothing. */
+    readonly cancel: (
+      run: RunId,
+      actor: string,
+      reason: string,
+    ) => Effect.Effect<boolean, Backend | Corrupt | RunClosed, Tenant>
     /** Delivers an event (§7.9): buffered and matched in one step; a matched wait is answered and its run resumed in the background (`Resumed`); a live owner keeps the answer for itself (`Buffered`). */
     readonly deliver: (event: InboundEvent) => Effect.Effect<Delivered, Backend | Corrupt, Tenant>
     /** §7.9 deliverTo: delivers to one named run; `Duplicate` for a known (source, id) not claimed by it, `PlanContract` when the run awaits no such event (nothing stored), else as `deliver`. */

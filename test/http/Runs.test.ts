@@ -107,42 +107,50 @@ for (const backend of Http.backends()) {
         ),
       )
 
-      it.effect("POST /runs/{run}/cancel is 202 {requested}; the waiting run is cancelled at its wait", () =>
-        Http.withServer(
-          (f) =>
-            Effect.gen(function* () {
-              const started = yield* f.inTenant(
-                Definitions.start(f.runtime, Definitions.awaitsPayment, `INV-${Math.random()}`),
-              )
-              const first = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
-                as: "rita",
-                headers: { "content-type": "application/json" },
-                body: JSON.stringify({ reason: "customer withdrew" }),
-              })
-              assert.deepStrictEqual([first.status, first.json], [202, { requested: true }])
-              const again = yield* f
-                .as("rita")
-                .runs.cancel({ path: { run: started.run }, payload: { reason: "again" } })
-              assert.deepStrictEqual(again, { requested: false })
-              yield* f.runtime.idle
-              const cancellation = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.cancellation(started.run)))
-              assert.deepStrictEqual(
-                Option.map(cancellation, (c) => [c.actor, c.reason]),
-                Option.some(["rita", "customer withdrew"]),
-              )
-              const read = yield* f.as("rita").runs.read({ path: { run: started.run } })
-              assert.deepStrictEqual(read.outcome, Option.some("cancelled" as const))
-              assert.deepStrictEqual(read.reason, Option.some("cancelled by rita: customer withdrew"))
-              // The body names no actor: the actor is the caller.
-              const named = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
-                as: "rita",
-                headers: { "content-type": "application/json" },
-                body: JSON.stringify({ reason: "x", actor: "mallory" }),
-              })
-              assert.strictEqual(named.status, 422)
-            }),
-          { definitions: [Definitions.awaitsPayment] },
-        ),
+      it.effect(
+        "POST /runs/{run}/cancel is 202 {requested}; the waiting run is cancelled at its wait; then 409 RunClosed",
+        () =>
+          Http.withServer(
+            (f) =>
+              Effect.gen(function* () {
+                const started = yield* f.inTenant(
+                  Definitions.start(f.runtime, Definitions.awaitsPayment, `INV-${Math.random()}`),
+                )
+                const first = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
+                  as: "rita",
+                  headers: { "content-type": "application/json" },
+                  body: JSON.stringify({ reason: "customer withdrew" }),
+                })
+                assert.deepStrictEqual([first.status, first.json], [202, { requested: true }])
+                yield* f.runtime.idle
+                const cancellation = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.cancellation(started.run)))
+                assert.deepStrictEqual(
+                  Option.map(cancellation, (c) => [c.actor, c.reason]),
+                  Option.some(["rita", "customer withdrew"]),
+                )
+                const read = yield* f.as("rita").runs.read({ path: { run: started.run } })
+                assert.deepStrictEqual(read.outcome, Option.some("cancelled" as const))
+                // Sealed now: a further request is refused, not acknowledged.
+                const late = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
+                  as: "rita",
+                  headers: { "content-type": "application/json" },
+                  body: JSON.stringify({ reason: "once more" }),
+                })
+                assert.deepStrictEqual(
+                  [late.status, (late.json as { readonly _tag?: string; readonly outcome?: string })._tag],
+                  [409, "RunClosed"],
+                )
+                assert.deepStrictEqual(read.reason, Option.some("cancelled by rita: customer withdrew"))
+                // The body names no actor: the actor is the caller.
+                const named = yield* f.raw("POST", `/runs/${started.run}/cancel`, {
+                  as: "rita",
+                  headers: { "content-type": "application/json" },
+                  body: JSON.stringify({ reason: "x", actor: "mallory" }),
+                })
+                assert.strictEqual(named.status, 422)
+              }),
+            { definitions: [Definitions.awaitsPayment] },
+          ),
       )
 
       it.effect(

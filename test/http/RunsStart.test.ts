@@ -187,38 +187,53 @@ for (const backend of Http.backends()) {
         ),
       )
 
-      it.effect("a retry under the same admission key answers the same run, admitted false, and admits no second", () =>
-        serving((s) =>
-          Effect.gen(function* () {
-            const invoice = `INV-${Math.random()}`
-            const admissionKey = `order-${Math.random()}`
-            const first = yield* s.post("rita", "/runs", startBody(invoice, { admissionKey }))
-            assert.strictEqual(first.status, 201)
-            const answer = first.json as { readonly run: RunId; readonly admitted: boolean }
-            assert.isTrue(answer.admitted)
-            const head = yield* s.inTenant(Effect.flatMap(JournalStore, (j) => j.head(answer.run)))
-            const again = yield* s.post("rita", "/runs", startBody(invoice, { admissionKey }))
-            assert.strictEqual(again.status, 201)
-            assert.deepStrictEqual(
-              [(again.json as typeof answer).run, (again.json as typeof answer).admitted],
-              [answer.run, false],
-            )
-            // The retry did not touch the run: its journal is where the first start left it.
-            assert.deepStrictEqual(yield* s.inTenant(Effect.flatMap(JournalStore, (j) => j.head(answer.run))), head)
-            // One run in the case: no second admission.
-            const id = Option.getOrThrow(yield* caseOf(s, invoice))
-            const kase = yield* s.inTenant(Effect.flatMap(CaseStore, (c) => c.case(id)))
-            assert.deepStrictEqual(
-              Option.map(kase, (c) => c.runs),
-              Option.some([answer.run]),
-            )
-            // The same key from tenant B is another tenant's key: a run of its own.
-            const other = yield* s.post("bob", "/runs", startBody(invoice, { admissionKey }))
-            assert.strictEqual(other.status, 201)
-            assert.notStrictEqual((other.json as typeof answer).run, answer.run)
-            assert.isTrue((other.json as typeof answer).admitted)
-          }),
-        ),
+      it.effect(
+        "a retry under the same admission key answers the same run, admitted false; another input is 409 AdmissionConflict",
+        () =>
+          serving((s) =>
+            Effect.gen(function* () {
+              const invoice = `INV-${Math.random()}`
+              const admissionKey = `order-${Math.random()}`
+              const first = yield* s.post("rita", "/runs", startBody(invoice, { admissionKey }))
+              assert.strictEqual(first.status, 201)
+              const answer = first.json as { readonly run: RunId; readonly admitted: boolean }
+              assert.isTrue(answer.admitted)
+              const head = yield* s.inTenant(Effect.flatMap(JournalStore, (j) => j.head(answer.run)))
+              const again = yield* s.post("rita", "/runs", startBody(invoice, { admissionKey }))
+              assert.strictEqual(again.status, 201)
+              assert.deepStrictEqual(
+                [(again.json as typeof answer).run, (again.json as typeof answer).admitted],
+                [answer.run, false],
+              )
+              // The retry did not touch the run: its journal is where the first start left it.
+              assert.deepStrictEqual(yield* s.inTenant(Effect.flatMap(JournalStore, (j) => j.head(answer.run))), head)
+              // One run in the case: no second admission.
+              const id = Option.getOrThrow(yield* caseOf(s, invoice))
+              const kase = yield* s.inTenant(Effect.flatMap(CaseStore, (c) => c.case(id)))
+              assert.deepStrictEqual(
+                Option.map(kase, (c) => c.runs),
+                Option.some([answer.run]),
+              )
+              // The key with another input is no retry: 409 naming the first run, and nothing admitted.
+              const conflict = yield* s.post("rita", "/runs", startBody(`${invoice}-other`, { admissionKey }))
+              assert.deepStrictEqual(
+                [conflict.status, tagOf(conflict), (conflict.json as { readonly run?: string }).run],
+                [409, "AdmissionConflict", answer.run],
+              )
+              assert.isTrue(messageOf(conflict).includes("another input"), messageOf(conflict))
+              // No run was admitted: a case the refused start opened on its way holds none.
+              const opened = yield* caseOf(s, `${invoice}-other`)
+              const runs = Option.isNone(opened)
+                ? []
+                : Option.getOrThrow(yield* s.inTenant(Effect.flatMap(CaseStore, (c) => c.case(opened.value)))).runs
+              assert.deepStrictEqual(runs, [])
+              // The same key from tenant B is another tenant's key: a run of its own.
+              const other = yield* s.post("bob", "/runs", startBody(invoice, { admissionKey }))
+              assert.strictEqual(other.status, 201)
+              assert.notStrictEqual((other.json as typeof answer).run, answer.run)
+              assert.isTrue((other.json as typeof answer).admitted)
+            }),
+          ),
       )
     })
   })

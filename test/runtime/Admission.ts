@@ -351,6 +351,36 @@ export const suite = (backend: Backend.Backend) =>
         }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
       })
 
+      it.live(
+        "the key reused with another input or capability is AdmissionConflict naming the first run; the same input is DuplicateAdmission; nothing acts",
+        () => {
+          const local = new Support.Counter()
+          const body = Effect.map(
+            Effect.flatMap(StepCtx, (cx) =>
+              cx.perform(Support.counting(local, "admission.conflict", { mutates: true }), { n: 1 }),
+            ),
+            (a) => a.n,
+          )
+          const def = oneStep("admission.conflict", body)
+          const other = oneStep("admission.conflict.other", body)
+          return Effect.gen(function* () {
+            const rt = yield* Runtime.Runtime
+            const first = yield* rt.runOnce(def, Run.labeled({ n: 7 }, "test"), "refund-7")
+            // The same canonical input is a retry, whatever label it carries now: the first run answers.
+            const same = yield* Effect.flip(rt.runOnce(def, Run.labeled({ n: 7 }, "operator"), "refund-7"))
+            expect(same).toMatchObject({ _tag: "DuplicateAdmission", run: first.run })
+            const input = yield* Effect.flip(rt.runOnce(def, Run.labeled({ n: 8 }, "test"), "refund-7"))
+            expect(input).toMatchObject({ _tag: "AdmissionConflict", key: "refund-7", run: first.run })
+            expect(input.message).toContain("another input")
+            const capability = yield* Effect.flip(rt.runOnce(other, Run.labeled({ n: 7 }, "test"), "refund-7"))
+            expect(capability).toMatchObject({ _tag: "AdmissionConflict", run: first.run })
+            expect(capability.message).toContain("capability admission.conflict")
+            expect(local.get("admission.conflict")).toBe(1)
+            expect(yield* Effect.flatMap(JournalStore, (j) => j.admittedAs("refund-7"))).toEqual(Option.some(first.run))
+          }).pipe(Support.on(Support.runtime(backend, [def, other])), Backend.asFreshTenant)
+        },
+      )
+
       it.live("a failed append detaches the run from its case and gives back its quota slot", () =>
         Effect.gen(function* () {
           const rt = yield* Runtime.Runtime
@@ -358,7 +388,8 @@ export const suite = (backend: Backend.Backend) =>
           const again = yield* Effect.flip(
             rt.runCorrelatedOnce(plain, Run.labeled({ n: 2 }, "test"), "order", [key("d1")], "k-d1"),
           )
-          expect(again).toMatchObject({ _tag: "DuplicateAdmission", key: "k-d1", run: first.run })
+          // Another input under the key: refused as a conflict, and cleaned up as any failed append.
+          expect(again).toMatchObject({ _tag: "AdmissionConflict", key: "k-d1", run: first.run })
           const kase = Option.getOrThrow(first.case)
           expect(Option.getOrThrow(yield* Effect.flatMap(CaseStore, (c) => c.case(kase))).runs).toEqual([first.run])
           expect(yield* Effect.flatMap(QuotaStore, (q) => q.running())).toBe(0)

@@ -85,6 +85,20 @@ export const suite = (backend: Backend.Backend) =>
       }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
     })
 
+    it.live("cancelling a sealed run fails RunClosed and stores no request", () => {
+      const k = kit()
+      const def = definition("cancel.sealed", [k.step("one", 1)])
+      return Effect.gen(function* () {
+        const rt = yield* Runtime.Runtime
+        const journal = yield* JournalStore
+        const done = yield* start(def)
+        expect(done.status._tag).toBe("Succeeded")
+        const refused = yield* Effect.flip(rt.cancel(done.run, "operator:ann", "too late"))
+        expect(refused).toMatchObject({ _tag: "RunClosed", run: done.run, outcome: "succeeded" })
+        expect(yield* journal.cancellation(done.run)).toEqual(Option.none())
+      }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
+    })
+
     it.live("a request is honoured at the next step boundary: RunCancelled, unwind, sealed cancelled", () => {
       const k = kit()
       const def = definition("cancel.boundary", [k.step("one", 1), k.step("two", 2, requestCancel), k.step("three", 3)])

@@ -79,13 +79,24 @@ export const suite = (backend: Backend.Backend) =>
       )
       return Effect.gen(function* () {
         const rt = yield* Runtime.Runtime
-        const results = yield* fire(N, (i) => Effect.either(rt.runOnce(once, Run.labeled({ n: i }, "test"), "one-key")))
-        const admitted = results.filter(Either.isRight).map((r) => r.right)
+        // Two inputs among the callers: a loser sent the winner's input (a retry: DuplicateAdmission)
+        // or the other one (a mistake: AdmissionConflict); either way it names the winner.
+        const inputOf = (i: number) => i % 2
+        const results = yield* fire(N, (i) =>
+          Effect.either(rt.runOnce(once, Run.labeled({ n: inputOf(i) }, "test"), "one-key")),
+        )
+        const admitted = results.flatMap((r, i) => (Either.isRight(r) ? [{ result: r.right, n: inputOf(i) }] : []))
         expect(admitted.length).toBe(1)
-        const winner = (admitted[0] as Runtime.RunResult<number>).run
-        const refused = results.filter(Either.isLeft).map((r) => r.left)
+        const winner = admitted[0] as { readonly result: Runtime.RunResult<number>; readonly n: number }
+        const refused = results.flatMap((r, i) => (Either.isLeft(r) ? [{ error: r.left, n: inputOf(i) }] : []))
         expect(refused.length).toBe(N - 1)
-        for (const e of refused) expect(e).toMatchObject({ _tag: "DuplicateAdmission", key: "one-key", run: winner })
+        for (const { error, n } of refused) {
+          expect(error).toMatchObject({
+            _tag: n === winner.n ? "DuplicateAdmission" : "AdmissionConflict",
+            key: "one-key",
+            run: winner.result.run,
+          })
+        }
         expect(local.get("race.once")).toBe(1)
       }).pipe(Support.on(Support.runtimeOver(backend.pooled(POOL), [once])), Backend.asFreshTenant)
     })

@@ -14,12 +14,21 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Context, Effect, Option, ParseResult, Schema } from "effect"
 import * as CorrelationKey from "../../domain/CorrelationKey.js"
 import type { RunId } from "../../domain/Ids.js"
+import type { RunOutcome } from "../../domain/Journal.js"
 import * as Run from "../../domain/Run.js"
 import { NotFound } from "../../errors/StoreError.js"
 import type * as RunDefinition from "../../runtime/RunDefinition.js"
 import { Runtime } from "../../runtime/Runtime.js"
 import { JournalStore } from "../../services/JournalStore.js"
-import { AdmissionRefused, Api, InvalidRequest, PayloadTooLarge, type StartRequest } from "../Api.js"
+import {
+  AdmissionConflict,
+  AdmissionRefused,
+  Api,
+  InvalidRequest,
+  PayloadTooLarge,
+  RunClosed,
+  type StartRequest,
+} from "../Api.js"
 import * as Unavailable from "../Unavailable.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
@@ -107,7 +116,14 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
           const caller = yield* Guard.authorize("api:run.cancel", path.run)
           return yield* Effect.gen(function* () {
             yield* known(path.run)
-            const requested = yield* runtime.cancel(path.run, caller.actor, payload.reason)
+            const requested = yield* runtime
+              .cancel(path.run, caller.actor, payload.reason)
+              .pipe(
+                Effect.catchTag(
+                  "RunClosed",
+                  (e) => new RunClosed({ run: path.run, outcome: e.outcome as RunOutcome, message: e.message }),
+                ),
+              )
             return { requested }
           }).pipe(Guard.asTenant(caller))
         }),
@@ -146,6 +162,7 @@ const admit = (
     Effect.map((result) => ({ run: result.run, admitted: true })),
     Effect.catchTags({
       DuplicateAdmission: (e) => Effect.succeed({ run: e.run as RunId, admitted: false }),
+      AdmissionConflict: (e) => new AdmissionConflict({ run: e.run as RunId, message: e.message }),
       Halted: (e) => new AdmissionRefused({ reason: "halted", message: e.message }),
       TooManyRuns: (e) => new AdmissionRefused({ reason: "too_many_runs", message: e.message }),
       SpentOut: (e) => new AdmissionRefused({ reason: "spent_out", message: e.message }),
