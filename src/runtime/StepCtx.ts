@@ -56,10 +56,10 @@ export interface Service {
   readonly note: (text: string) => Effect.Effect<void>
   /** Effect `event.await` (§7.6): the first event of `kind` on any key, found in the buffer or delivered later; the run suspends until then. The payload is untrusted. */
   readonly awaitEvent: (spec: Waits.AwaitSpec) => Effect.Effect<Waits.Received>
-  /** Effect `timer.sleep` (§7.8): suspends until `seconds` after the journaled clock. */
-  readonly sleep: (seconds: number) => Effect.Effect<void>
-  /** Effect `timer.sleep` (§7.8): suspends until the instant (whole seconds). */
-  readonly sleepUntil: (until: number) => Effect.Effect<void>
+  /** Effect `timer.sleep` (§7.8): suspends until `seconds` after the journaled clock; answers the journaled due instant it fired at. */
+  readonly sleep: (seconds: number) => Effect.Effect<Waits.Fired>
+  /** Effect `timer.sleep` (§7.8): suspends until the instant (whole seconds); answers the journaled due instant it fired at. */
+  readonly sleepUntil: (until: number) => Effect.Effect<Waits.Fired>
   /** Asks a person (§7.7): validates the spec, opens the task (due when the obligation its `deadline` names, registered by the run, falls due; an unregistered name is a plan-contract error) and waits for the decision. Needs a case. */
   readonly task: (spec: TaskSpec) => Effect.Effect<Decision>
   /** Effect `task.open` (§7.7): opens the task as `task` does and answers its id without waiting; its decision is buffered for an `awaitEvent` on kind `agentplane.task.decided`, key `("task", id)`. Proceed is refused. Needs a case. */

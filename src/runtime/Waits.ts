@@ -232,6 +232,11 @@ export const needCase = (exec: Exec, at: Execution.At, what: string) =>
     onSome: Effect.succeed,
   })
 
+/** What a sleep answers once its timer fired: the due instant (§7.8), as the journal holds it. */
+export interface Fired {
+  readonly firedAt: Timestamp
+}
+
 /** §7.8: sleep until `until` (its fraction of a second dropped). */
 export const sleepUntil = (
   exec: Exec,
@@ -239,14 +244,18 @@ export const sleepUntil = (
   ordinal: number,
   until: number,
   services: Context.Context<Services>,
-): Effect.Effect<void> =>
+): Effect.Effect<Fired> =>
   Effect.gen(function* () {
     const fireAt = Timestamp.make(Math.floor(until))
     const args: Json = { until: fireAt }
     const key = EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt: 1, kind: SLEEP_KIND, args })
     const reason: Run.SuspendReason = { reason: "awaiting_time", until: fireAt }
     const answered = yield* journaled(exec, at, ordinal, key, SLEEP_KIND, args, reason)
-    if (Option.isSome(answered)) return
+    if (Option.isSome(answered)) {
+      // The journaled answer (§7.8: the due instant, not when a sweep noticed it).
+      const fired = (answered.value.output as { readonly fired_at?: unknown } | null)?.fired_at
+      return { firedAt: typeof fired === "number" ? Timestamp.make(fired) : fireAt }
+    }
     yield* honourCancellation(
       exec,
       at,

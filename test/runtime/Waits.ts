@@ -183,6 +183,38 @@ export const suite = (backend: Backend.Backend) =>
       }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
     })
 
+    it.live("cx.sleep answers the journaled due instant, late sweep or not, and a replay answers the same", () => {
+      const def = RunDefinition.make({
+        capability: "waits.fired-at",
+        input: Schema.Struct({ n: Schema.Number }),
+        output: Schema.Number,
+        plan: [
+          Step.make({
+            name: "sleep",
+            body: () =>
+              Effect.map(
+                Effect.flatMap(StepCtx, (cx) => cx.sleep(0)),
+                (fired) => fired.firedAt,
+              ),
+          }),
+        ],
+      })
+      return Effect.gen(function* () {
+        const rt = yield* Runtime.Runtime
+        const first = yield* rt.run(def, Run.labeled({ n: 1 }, "test"))
+        const timer = (yield* Effect.flatMap(TimerStore, (t) => t.pending(100))).find((t) => t.run === first.run)
+        // A sweep a minute late still answers the due instant, not the moment it noticed.
+        const clock = yield* Effect.clock
+        yield* Effect.withClock(rt.fireTimers(128), Support.clockAhead(clock, 60))
+        yield* rt.idle
+        const records = yield* Support.journalOf(first.run)
+        const sealed = records.at(-1)
+        expect(sealed?.kind.kind === "RunSealed" && sealed.kind.outcome).toBe("succeeded")
+        const replayed = yield* rt.replay(first.run)
+        expect(replayed.status).toEqual(Run.RunStatus.Succeeded({ output: timer?.fireAt }))
+      }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
+    })
+
     it.live("Strict replay of a suspended run reproduces the suspension and writes nothing", () => {
       const counter = new Support.Counter()
       const def = paid(counter)
