@@ -255,23 +255,12 @@ export const make = (options: Options) =>
             new Journal.Append({ case: kase, step: StepId.make(0), phase: "forward", effectKey: Option.none(), kind }),
           )
         }
-        // A keyed admission is settled by its own commit, so a duplicate learns it before any
-        // act (a model call costs money). An unkeyed one rides with the run's first commit,
-        // which comes before its first act of any kind (the first announcement's, §7.11): a run
-        // is durable, visible and recoverable before it does anything. If that commit fails,
-        // nothing of the run is durable and `drive` detaches its case and frees its lease.
-        if (Option.isSome(admissionKey)) {
-          yield* writer.flush().pipe(
-            Effect.tapError(() =>
-              Effect.all([
-                Option.isSome(kase) ? Effect.ignore(cases.detachRun(kase.value, run)) : Effect.void,
-                releaseLease,
-                releaseQuota,
-              ]),
-            ),
-            Effect.catchTag("DuplicateAdmission", (duplicate) => sameAdmission(duplicate, def.capability, inputJson)),
-          )
-        }
+        // The admission (its key, if any, and the case binding) rides with the run's first commit,
+        // which comes before its first act of any kind (the first announcement's, §7.11): a run is
+        // durable, visible and recoverable before it does anything, and a keyed duplicate learns
+        // it is one before any act (a model call costs money), from that same commit, which then
+        // writes nothing. If the commit fails, nothing of the run is durable and `drive` detaches
+        // its case and frees its lease and quota slot.
         const exec = Execution.make({
           run,
           mode: "live",
@@ -285,7 +274,9 @@ export const make = (options: Options) =>
           crash,
           fake,
         })
-        const status = yield* drive(exec, Option.some(lease.epoch), quota)
+        const status = yield* drive(exec, Option.some(lease.epoch), quota).pipe(
+          Effect.catchTag("DuplicateAdmission", (duplicate) => sameAdmission(duplicate, def.capability, inputJson)),
+        )
         return result<O>(exec, status)
       })
 

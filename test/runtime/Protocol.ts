@@ -221,6 +221,49 @@ export const suite = (backend: Backend.Backend) =>
       )
     })
 
+    describe("a keyed two-effect run", () => {
+      it.live(
+        "commits three times: admission with the first announcement, an outcome with the next, the last with the seal",
+        () => {
+          const counter = new Support.Counter()
+          const a = Support.counting(counter, "test.keyed.a", { mutates: true, recovery: Run.Recovery.Retry() })
+          const b = Support.counting(counter, "test.keyed.b", { mutates: true, recovery: Run.Recovery.Retry() })
+          const def = RunDefinition.make({
+            capability: "protocol.keyed",
+            input: Schema.Struct({ n: Schema.Number }),
+            output: Schema.Number,
+            plan: [
+              Step.make({
+                name: "both",
+                body: (input: { readonly n: number }) =>
+                  Effect.gen(function* () {
+                    const cx = yield* StepCtx
+                    const first = yield* cx.perform(a, { n: input.n })
+                    return (yield* cx.perform(b, { n: first.n + 1 })).n
+                  }),
+              }),
+            ],
+          })
+          const commits: Array<number> = []
+          return Effect.gen(function* () {
+            const rt = yield* Runtime.Runtime
+            const key = `keyed-${Math.random()}`
+            const result = yield* rt.run(def, Run.labeled({ n: 1 }, "test"), { admissionKey: key })
+            expect(result.status._tag).toBe("Succeeded")
+            // [admission, plan, boundary, a announced], [a done, b announced], [b done, boundary, seal].
+            expect(commits.filter((c) => c > 0)).toEqual([4, 2, 3])
+            // The duplicate learns it from that first commit, which writes nothing, before any act.
+            const again = yield* Effect.flip(rt.run(def, Run.labeled({ n: 1 }, "test"), { admissionKey: key }))
+            expect(again).toMatchObject({ _tag: "DuplicateAdmission", run: result.run })
+            expect([counter.get("test.keyed.a"), counter.get("test.keyed.b")]).toEqual([1, 1])
+            // Its one attempt (the same four records), refused whole: the first run's journal is as it was.
+            expect(commits.filter((c) => c > 0)).toEqual([4, 2, 3, 4])
+            expect((yield* Support.journalOf(result.run)).length).toBe(9)
+          }).pipe(Support.on(Support.runtime(Support.watchingCommits(backend, commits), [def])), Backend.asFreshTenant)
+        },
+      )
+    })
+
     describe("cx.all", () => {
       it.live(
         "ordinals are fixed by position, not by completion order; mutating announcements share one commit",
