@@ -73,7 +73,7 @@ export const seed = Effect.gen(function* () {
         summary: `Refund 40 EUR on ${INVOICE.value}: the customer was charged twice`,
         proposedAction,
         confidence: Option.some(0.92),
-        cost: Option.none(),
+        cost: Option.some("40 EUR"),
         evidence: ["two captured payments for one order"],
       }),
       candidateRoles: [REVIEWER_ROLE],
