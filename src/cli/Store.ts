@@ -113,7 +113,7 @@ export interface Timeouts {
 
 /**
  * A timeout flag in seconds. Without it the backend layer reads its own environment variable
- * (an Effect duration such as `5 seconds`), then its default; the flag wins over both.
+ * (whole seconds too, `Seconds.fromEnv`), then its default; the flag wins over both.
  */
 // At least one second: on PostgreSQL a timeout of 0 means none at all, which would fail open.
 const Seconds = Schema.Int.pipe(
@@ -123,7 +123,7 @@ const Seconds = Schema.Int.pipe(
 const timeout = (flag: string, variable: string, what: string) =>
   Options.integer(flag).pipe(
     Options.withSchema(Seconds),
-    Options.withDescription(`${what}, in seconds (env ${variable}, as a duration, e.g. "5 seconds")`),
+    Options.withDescription(`${what}, in whole seconds (env ${variable}, whole seconds too)`),
     Options.optional,
   )
 

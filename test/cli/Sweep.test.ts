@@ -171,7 +171,7 @@ describe("agentplane sweep (postgres timeouts)", () => {
         // Were the flag lost, the environment's ten minutes would apply and the tick would hang
         // past the test's timeout.
         const swept = await cli(["sweep", "--store", store, "--lock-timeout", "1"], {
-          AGENTPLANE_PG_LOCK_TIMEOUT: "10 minutes",
+          AGENTPLANE_PG_LOCK_TIMEOUT: "600",
         })
         assert.strictEqual(swept.code, 2, swept.stderr)
         assert.isTrue(report(swept.stdout).censusUnavailable)
