@@ -104,4 +104,8 @@ export const command = Command.make("seed-demo", { store: Store.option, tenant, 
     yield* Console.log(`CASE=${ids.case}`)
     yield* Console.log(`TASK=${TaskId.show(ids.task)}`)
   }),
-).pipe(Command.withDescription("open a demo case with a task waiting for a reviewer (for the README walkthrough)"))
+).pipe(
+  Command.withDescription(
+    "open a demo case with a task waiting for a reviewer, to try the task routes and erase-case on; prints CASE=… and TASK=…",
+  ),
+)

@@ -2,6 +2,7 @@
  * `--store`: where the plane keeps its state, and the backend that follows from it (§8.3).
  */
 import { Options } from "@effect/cli"
+import type { SqlClient } from "@effect/sql"
 import { Config, ConfigError, Duration, Either, Layer, Option, Schema } from "effect"
 import type { Backend } from "../errors/StoreError.js"
 import * as PgBackend from "../layers/PgBackend.js"
@@ -181,6 +182,25 @@ export const layer = (
             ...secs("connectTimeout", timeouts.connectTimeout),
           })
         : SqliteBackend.layer({ filename: store, ...secs("busyTimeout", timeouts.busyTimeout) }),
+  })
+
+/** The bare client on `store` with `timeouts`, not migrated (`migrate` counts what it applies). */
+export const layerClient = (
+  store: string,
+  timeouts: Timeouts = NO_TIMEOUTS,
+): Layer.Layer<SqlClient.SqlClient, Backend | StoreInvalid> =>
+  Either.match(check(store), {
+    onLeft: (e) => Layer.fail(e),
+    onRight: (store) =>
+      isPostgres(store)
+        ? PgBackend.layerClient({
+            url: store,
+            ...secs("statementTimeout", timeouts.statementTimeout),
+            ...secs("lockTimeout", timeouts.lockTimeout),
+            ...secs("acquireTimeout", timeouts.acquireTimeout),
+            ...secs("connectTimeout", timeouts.connectTimeout),
+          })
+        : SqliteBackend.layerClient({ filename: store, ...secs("busyTimeout", timeouts.busyTimeout) }),
   })
 
 /** `{[name]: seconds}` when given, nothing otherwise (so the layer's own fallback applies). */
