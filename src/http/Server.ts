@@ -106,7 +106,11 @@ export const refusals = HttpApiBuilder.middleware(Api, (app) =>
     if (countHeader(incoming.rawHeaders, "authorization") > 1) return ambiguousCredential
     // Every route reads its body through `Body.strict`: size, media type, charset, UTF-8 and
     // strict JSON. `/events` reads CloudEvents in binary mode, whose body is data in any media type.
-    const jsonOnly = Routes.templateOf(request.method, request.url) !== "/events"
+    const template = Routes.templateOf(request.method, request.url)
+    // What the route table does not match is no route, even where the router would reach a
+    // handler with an empty parameter (`/runs/`).
+    if (template === undefined) return Routes.unrouted(request.method, request.url)
+    const jsonOnly = template !== "/events"
     return yield* Effect.provideService(
       app,
       HttpServerRequest.HttpServerRequest,

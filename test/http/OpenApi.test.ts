@@ -95,6 +95,22 @@ describe("OpenAPI document", () => {
         ),
     )
 
+    it.effect("a list's default filter is in its parameter's schema, and a bare request uses it", () =>
+      Http.withServer((f) =>
+        Effect.gen(function* () {
+          const { doc } = yield* served(f)
+          const param = (path: string, name: string) =>
+            doc.paths[path].get.parameters.find((p: Doc) => p.name === name) as Doc
+          const status = param("/cases", "status")
+          assert.deepStrictEqual([status.schema.default, status.required], ["escalated", false])
+          assert.match(String(status.description ?? status.schema.description), /absent, `escalated`/)
+          assert.strictEqual(param("/runs", "outcome").schema.default, "quarantined")
+          const bare = yield* f.raw("GET", "/cases", { as: "rita" })
+          assert.strictEqual(bare.status, 200, bare.text)
+        }),
+      ),
+    )
+
     it.effect("limit is an integer 1 … 500, and every list route answers {items, truncated}", () =>
       Http.withServer((f) =>
         Effect.gen(function* () {
