@@ -47,10 +47,13 @@ export const option = Options.file("runs", { exists: "yes" }).pipe(
   Options.optional,
 )
 
+/** The shortest `--lease-ttl` that holds (`Runtime.Options.leaseTtlSecs`). */
+export const MIN_LEASE_TTL = 2
+
 /** `--lease-ttl`: how soon another instance may recover a run whose owner died (§6.4). */
 export const leaseTtl = Options.integer("lease-ttl").pipe(
   Options.withDescription(
-    "seconds a run's lease outlives its owner's last renewal; another instance's sweep recovers the run after it (env AGENTPLANE_LEASE_TTL; default 30)",
+    "seconds a run's lease outlives its owner's last renewal, at least 2; another instance's sweep recovers the run after it (env AGENTPLANE_LEASE_TTL; default 30)",
   ),
   Options.withFallbackConfig(Config.integer("AGENTPLANE_LEASE_TTL")),
   Options.optional,

@@ -8,7 +8,9 @@
  * the stores. A verb, not a route: erasure is an operator's act on one matter, rare and
  * irreversible, and a route would put it one credential away from every caller of the API. It
  * opens the stores as `serve` does (`Keys.ts`): a sealed store without its KEK is refused, since
- * an erasure that cannot destroy the key would only expire the blobs and report success.
+ * an erasure that cannot destroy the key would only expire the blobs and report success. For the
+ * same reason a store with no key ring is refused (exit 2, `PayloadsStayReadable`, nothing
+ * changed) unless `--blobs-only` asks for the blobs alone; the report says `payloadsSealed`.
  */
 import { Command, Options } from "@effect/cli"
 import { Clock, Config, Console, Effect, Either, Layer, Option } from "effect"
@@ -16,6 +18,7 @@ import { parseCaseId } from "../domain/Ids.js"
 import * as Tenant from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
 import { eraseCase } from "../erasure/EraseCase.js"
+import { PayloadsStayReadable } from "../errors/ErasureError.js"
 import * as BlobStoreFs from "../layers/BlobStoreFs.js"
 import * as BlobStoreSql from "../layers/BlobStoreSql.js"
 import * as Drill from "./Drill.js"
@@ -34,6 +37,12 @@ const reason = Options.text("reason").pipe(
   Options.withFallbackConfig(Config.string("AGENTPLANE_REASON")),
 )
 
+const blobsOnly = Options.boolean("blobs-only").pipe(
+  Options.withDescription(
+    "on a store with no key ring, expire the case's blobs alone and say its payloads stay readable (without it such an erasure is refused)",
+  ),
+)
+
 const tenant = Options.text("tenant").pipe(
   Options.withDescription("the case's tenant (env AGENTPLANE_TENANT); default default"),
   Options.withFallbackConfig(Config.string("AGENTPLANE_TENANT")),
@@ -42,7 +51,7 @@ const tenant = Options.text("tenant").pipe(
 
 export const command = Command.make(
   "erase-case",
-  { store: Store.option, tenant, case: kase, reason, blobs: Drill.blobs, keying: Keys.options },
+  { store: Store.option, tenant, case: kase, reason, blobs: Drill.blobs, keying: Keys.options, blobsOnly },
   (options) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(options.tenant), { onLeft: Effect.fail, onRight: Effect.succeed })
@@ -55,16 +64,31 @@ export const command = Command.make(
           : BlobStoreFs.layer({ root: options.blobs })
       const keyRing = Option.match(ring, { onNone: () => Layer.empty, onSome: (r) => Keys.keyRing(options.store, r) })
       const at = Time.fromMillis(yield* Clock.currentTimeMillis)
-      const expired = yield* eraseCase(target, at, options.reason).pipe(
+      const expired = yield* eraseCase(target, at, options.reason, { blobsOnly: options.blobsOnly }).pipe(
         Effect.provideService(Tenant.Tenant, id),
         Effect.provide(Layer.mergeAll(Keys.stores(options.store, Store.NO_TIMEOUTS, ring), blobs, keyRing)),
+        Effect.map(Option.some),
+        // Exit 2, as a sweep that needs attention: the operator asked for something not done.
+        Effect.catchIf(
+          (e): e is PayloadsStayReadable => e instanceof PayloadsStayReadable,
+          (e) =>
+            Effect.zipRight(
+              Console.error(`agentplane: ${e.message}`),
+              Effect.sync(() => {
+                process.exitCode = 2
+                return Option.none<number>()
+              }),
+            ),
+        ),
       )
+      if (Option.isNone(expired)) return
       yield* Console.log(
         JSON.stringify({
           kind: "agentplane.erase.done",
           case: target,
-          expired,
+          expired: expired.value,
           keysDestroyed: Option.isSome(ring),
+          payloadsSealed: Option.isSome(ring),
           at,
         }),
       )

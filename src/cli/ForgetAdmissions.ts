@@ -35,10 +35,11 @@ export const command = Command.make(
         Effect.provideService(Tenant.Tenant, id),
         Effect.provide(Store.layer(store, timeouts)),
       )
-      yield* Console.log(String(freed))
+      // JSON like every other verb's report, so a script reads it the same way.
+      yield* Console.log(JSON.stringify({ kind: "agentplane.admissions.forgotten", olderThan, freed }))
     }),
 ).pipe(
   Command.withDescription(
-    "free admission keys admitted at or before now − N days (--older-than-days, required); print how many",
+    "free admission keys admitted at or before now − N days (--older-than-days, required); print how many as a JSON line",
   ),
 )

@@ -73,7 +73,7 @@ export const seed = Effect.gen(function* () {
         summary: `Refund 40 EUR on ${INVOICE.value}: the customer was charged twice`,
         proposedAction,
         confidence: Option.some(0.92),
-        cost: Option.none(),
+        cost: Option.some("40 EUR"),
         evidence: ["two captured payments for one order"],
       }),
       candidateRoles: [REVIEWER_ROLE],
@@ -104,4 +104,8 @@ export const command = Command.make("seed-demo", { store: Store.option, tenant, 
     yield* Console.log(`CASE=${ids.case}`)
     yield* Console.log(`TASK=${TaskId.show(ids.task)}`)
   }),
-).pipe(Command.withDescription("open a demo case with a task waiting for a reviewer (for the README walkthrough)"))
+).pipe(
+  Command.withDescription(
+    "open a demo case with a task waiting for a reviewer, to try the task routes and erase-case on; prints CASE=… and TASK=…",
+  ),
+)

@@ -159,8 +159,12 @@ export const layer = (options: ServeOptions) =>
       return yield* new StartRefused({ message: "--sweep-every and --event-grace take a number of seconds, 0 or more" })
     }
     const leaseTtlSecs = Option.getOrUndefined(options.leaseTtl ?? Option.none())
-    if (leaseTtlSecs !== undefined && leaseTtlSecs < 1) {
-      return yield* new StartRefused({ message: "--lease-ttl takes a whole number of seconds, at least 1" })
+    // The runtime renews a lease every third of its TTL, in whole seconds: at 1 a renewal lands on
+    // the expiry and a live owner loses its runs (Runtime.Options.leaseTtlSecs).
+    if (leaseTtlSecs !== undefined && leaseTtlSecs < Definitions.MIN_LEASE_TTL) {
+      return yield* new StartRefused({
+        message: `--lease-ttl (AGENTPLANE_LEASE_TTL) ${leaseTtlSecs}: a lease lasts at least ${Definitions.MIN_LEASE_TTL} whole seconds, the shortest a live owner keeps`,
+      })
     }
     // The definitions are code with the providers their acts call, so they come from a module
     // (`--runs`), loaded before anything opens. Without one the server registers none: a

@@ -2,6 +2,7 @@
  * `--store`: where the plane keeps its state, and the backend that follows from it (§8.3).
  */
 import { Options } from "@effect/cli"
+import type { SqlClient } from "@effect/sql"
 import { Config, ConfigError, Duration, Either, Layer, Option, Schema } from "effect"
 import type { Backend } from "../errors/StoreError.js"
 import * as PgBackend from "../layers/PgBackend.js"
@@ -113,7 +114,7 @@ export interface Timeouts {
 
 /**
  * A timeout flag in seconds. Without it the backend layer reads its own environment variable
- * (an Effect duration such as `5 seconds`), then its default; the flag wins over both.
+ * (whole seconds too, `Seconds.fromEnv`), then its default; the flag wins over both.
  */
 // At least one second: on PostgreSQL a timeout of 0 means none at all, which would fail open.
 const Seconds = Schema.Int.pipe(
@@ -123,7 +124,7 @@ const Seconds = Schema.Int.pipe(
 const timeout = (flag: string, variable: string, what: string) =>
   Options.integer(flag).pipe(
     Options.withSchema(Seconds),
-    Options.withDescription(`${what}, in seconds (env ${variable}, as a duration, e.g. "5 seconds")`),
+    Options.withDescription(`${what}, in whole seconds (env ${variable}, whole seconds too)`),
     Options.optional,
   )
 
@@ -181,6 +182,25 @@ export const layer = (
             ...secs("connectTimeout", timeouts.connectTimeout),
           })
         : SqliteBackend.layer({ filename: store, ...secs("busyTimeout", timeouts.busyTimeout) }),
+  })
+
+/** The bare client on `store` with `timeouts`, not migrated (`migrate` counts what it applies). */
+export const layerClient = (
+  store: string,
+  timeouts: Timeouts = NO_TIMEOUTS,
+): Layer.Layer<SqlClient.SqlClient, Backend | StoreInvalid> =>
+  Either.match(check(store), {
+    onLeft: (e) => Layer.fail(e),
+    onRight: (store) =>
+      isPostgres(store)
+        ? PgBackend.layerClient({
+            url: store,
+            ...secs("statementTimeout", timeouts.statementTimeout),
+            ...secs("lockTimeout", timeouts.lockTimeout),
+            ...secs("acquireTimeout", timeouts.acquireTimeout),
+            ...secs("connectTimeout", timeouts.connectTimeout),
+          })
+        : SqliteBackend.layerClient({ filename: store, ...secs("busyTimeout", timeouts.busyTimeout) }),
   })
 
 /** `{[name]: seconds}` when given, nothing otherwise (so the layer's own fallback applies). */

@@ -6,13 +6,16 @@
  * which is what one tenant per deployment wants and what a tenant label would only multiply.
  */
 import { Command, Options } from "@effect/cli"
-import { Config, Console, Duration, Effect, Either, Layer, Metric, Option, Schedule } from "effect"
+import { Config, Console, Duration, Effect, Either, Layer, Logger, Metric, Option, Schedule, Schema } from "effect"
 import * as Tenant from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
+import * as Credentials from "../http/Credentials.js"
+import * as RequestLog from "../http/RequestLog.js"
 import * as Server from "../http/Server.js"
-import type { Runtime } from "../runtime/Runtime.js"
+import { Runtime } from "../runtime/Runtime.js"
 import * as Sweeper from "../runtime/Sweeper.js"
 import type * as Stores from "../services/Stores.js"
+import * as Definitions from "./Definitions.js"
 import * as Keys from "./Keys.js"
 import * as Store from "./Store.js"
 
@@ -34,6 +37,24 @@ const tenant = Options.text("tenant").pipe(
   Options.withFallbackConfig(Config.string("AGENTPLANE_TENANT")),
   Options.withDefault(Tenant.DEFAULT as string),
 )
+
+const tokens = Options.text("tokens").pipe(
+  Options.withDescription(
+    "the credential table serve uses (env AGENTPLANE_TOKENS); when given, a --tenant it does not list is refused",
+  ),
+  Options.withFallbackConfig(Config.string("AGENTPLANE_TOKENS")),
+  Options.optional,
+)
+
+/** `--tenant` names a tenant no credential of `--tokens` acts for: a sweep of it would find nothing to do. */
+export class TenantUnknown extends Schema.TaggedError<TenantUnknown>()("TenantUnknown", {
+  tenant: Schema.String,
+  tokens: Schema.String,
+}) {
+  override get message(): string {
+    return `--tenant ${JSON.stringify(this.tenant)}: no credential of ${this.tokens} (--tokens, AGENTPLANE_TOKENS) acts for it; sweep a tenant the table lists`
+  }
+}
 
 /** The §10 census gauges. */
 export const gauges = {
@@ -102,20 +123,60 @@ export const reportJson = (report: Sweeper.SweepReport) => ({
 
 export const command = Command.make(
   "sweep",
-  { store: Store.option, tenant, eventGrace, timeouts: Store.timeoutOptions, keying: Keys.options },
-  ({ store, tenant, eventGrace, timeouts, keying }) =>
+  {
+    store: Store.option,
+    tenant,
+    tokens,
+    eventGrace,
+    timeouts: Store.timeoutOptions,
+    keying: Keys.options,
+    runs: Definitions.option,
+  },
+  ({ store, tenant, tokens, eventGrace, timeouts, keying, runs }) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(tenant), {
         onLeft: (e) => Effect.fail(e),
         onRight: Effect.succeed,
       })
+      // A typo in a cron line's tenant would sweep an empty tenant and report all quiet for ever.
+      if (Option.isSome(tokens)) {
+        const table = yield* Credentials.fromFile(tokens.value)
+        if (!table.tenants.includes(id)) return yield* new TenantUnknown({ tenant: id, tokens: tokens.value })
+      }
+      // The same module `serve --runs` takes: without it a sweep from cron cannot resume a woken run
+      // (its capability is not registered) and counts a wake failure every tick.
+      const loaded = yield* Definitions.fromOption(runs)
       // A tick wakes runs and dead-letters events, so it seals and opens as `serve` does.
       const ring = yield* Keys.resolve(keying)
       const report = yield* tick(id, eventGrace, false).pipe(
-        Effect.provide(Server.layerRuntime({}).pipe(Layer.provideMerge(Keys.stores(store, timeouts, ring)))),
+        // A woken run resumes in a background fiber of the runtime; closing the runtime would
+        // interrupt it, so the sweep waits until every run it woke has finished or suspended.
+        Effect.tap(() => Effect.flatMap(Runtime, (runtime) => runtime.idle)),
+        Effect.provide(
+          Server.layerRuntime({ definitions: loaded.register }).pipe(
+            Layer.provideMerge(Keys.stores(store, timeouts, ring)),
+          ),
+        ),
       )
       yield* Console.log(JSON.stringify(reportJson(report), null, 2))
       // Exit 2 when an operator should look (§8.3); `runMain` leaves a successful exit's code alone.
-      if (Sweeper.needsAttention(report)) yield* Effect.sync(() => (process.exitCode = 2))
-    }),
+      // The warning is the line a cron mail or a log collector alerts on, as `serve`'s loop logs it.
+      if (Sweeper.needsAttention(report)) {
+        yield* Effect.logWarning("agentplane.sweep.needs_attention").pipe(Effect.annotateLogs({ tenant: id }))
+        yield* Effect.sync(() => (process.exitCode = 2))
+      }
+    }).pipe(Effect.provide(layerStderrLogger())),
 ).pipe(Command.withDescription("sweep one tenant once and print the report as JSON; exit 2 when it needs attention"))
+
+/**
+ * Every log line to standard error, so standard output is the report alone and `sweep | jq .`
+ * parses in every state: JSON lines when standard error is not a terminal (a cron mail, a log
+ * collector), the pretty form when a person watches.
+ */
+const layerStderrLogger = (): Layer.Layer<never> =>
+  process.stderr.isTTY === true
+    ? Layer.mergeAll(
+        Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true })),
+        Logger.remove(Logger.prettyLoggerDefault),
+      )
+    : RequestLog.layerLogger({ level: "info", write: (line) => process.stderr.write(`${line}\n`) })

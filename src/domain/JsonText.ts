@@ -239,6 +239,13 @@ class Scanner {
     }
     const n = Number(match[0])
     if (!Number.isFinite(n)) return this.fail("number out of range (it has no finite double)")
+    // An integer past ±2^53 that no double holds would come back as another (`9007199254740993`
+    // is read back `…992`) and no one told: refused. One whose double writes the same digits
+    // (what JSON.stringify of a large double gives) or holds it exactly comes back as sent.
+    const text = match[0]
+    if (!Number.isSafeInteger(n) && /^-?[0-9]+$/.test(text) && String(n) !== text && BigInt(text) !== BigInt(n)) {
+      return this.fail("integer beyond ±2^53 that a JSON number cannot carry exactly (send it as a string)")
+    }
     this.i = end
     return n
   }

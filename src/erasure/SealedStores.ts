@@ -9,7 +9,7 @@
  * - journal: the admitted input, frozen plans, notes, error texts (an effect's error, a seal's
  *   reason, a reconciliation's detail), and the arguments (descriptor) and outputs of effects;
  * - case state (`putState`), opened by `case`, `cases` and `byStatus`;
- * - a task's justification (summary, proposed action, evidence);
+ * - a task's justification (summary, proposed action, cost, evidence);
  * and a buffered event's payload under `event/<source>/<id>`, opened by `accept`'s duplicate,
  * `accepted`, `claimFor` and `deadLetters` (an erased payload, `null`, stays `null`).
  * Structure stays in the clear: ids, kinds, steps, keys, outcomes, deadlines, hashes.
@@ -171,10 +171,13 @@ const tasks = (inner: typeof TaskStore.Service, sealer: () => Sealer.Sealer): ty
       const summary = yield* via(j.summary)
       const proposedAction = yield* via(j.proposedAction)
       const evidence = yield* Effect.forEach(j.evidence, via)
+      // A cost is money, often a customer's: sealed like the rest, so erasing the case reaches it.
+      const cost = yield* Effect.forEach(Option.toArray(j.cost), via)
       const justification = new Justification({
         ...j,
         summary: summary as string,
         proposedAction,
+        cost: Option.fromNullable(cost[0] as string | undefined),
         evidence: evidence as ReadonlyArray<string>,
       })
       return new Task({ ...task, justification })

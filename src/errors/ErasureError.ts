@@ -49,3 +49,16 @@ export class KekInvalid extends Schema.TaggedError<KekInvalid>()("KekInvalid", {
     return `key-encryption key: ${this.detail}`
   }
 }
+
+/**
+ * An erasure asked of a store with no key ring: its payloads (case state, task justifications,
+ * the journal's inputs and outputs, buffered events) are stored in the clear and would stay
+ * readable after it, so it is refused rather than reported done. `blobsOnly` erases the blobs alone.
+ */
+export class PayloadsStayReadable extends Schema.TaggedError<PayloadsStayReadable>()("PayloadsStayReadable", {
+  case: Schema.String,
+}) {
+  override get message(): string {
+    return `case ${this.case}: this store has no key ring, so the case's payloads (case state, task justifications, the journal's inputs, plans, notes and effect outputs, buffered events) are in the clear and would stay readable; erasure removed nothing. Give the KEK the store was sealed with (AGENTPLANE_KEK or --kek-file), or erase the blobs alone (--blobs-only)`
+  }
+}

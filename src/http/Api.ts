@@ -234,8 +234,17 @@ export class Cases extends HttpApiGroup.make("cases")
   .add(
     HttpApiEndpoint.get("list", "/cases")
       .setUrlParams(
-        // Absent, the status is `escalated`: the cases that need a person.
-        Schema.Struct({ status: Schema.optional(CaseStatus), limit: Wire.Limit }),
+        // Absent, the status is `escalated`: the cases that need a person. Said in the schema, so
+        // a client generated from the document knows why a bare GET /cases lists so few.
+        Schema.Struct({
+          status: Schema.optional(
+            CaseStatus.annotations({
+              default: "escalated",
+              description: "Which cases to list; absent, `escalated` (the cases that need a person)",
+            }),
+          ),
+          limit: Wire.Limit,
+        }),
       )
       .addSuccess(Wire.Page(Wire.CaseView, "CasePage"))
       .annotate(OpenApi.Summary, "Cases by status (default escalated)"),
@@ -264,7 +273,15 @@ export class Runs extends HttpApiGroup.make("runs")
     HttpApiEndpoint.get("list", "/runs")
       .setUrlParams(
         // Absent, the outcome is `quarantined`: the runs that need a person.
-        Schema.Struct({ outcome: Schema.optional(RunOutcome), limit: Wire.Limit }),
+        Schema.Struct({
+          outcome: Schema.optional(
+            RunOutcome.annotations({
+              default: "quarantined",
+              description: "Which runs to list; absent, `quarantined`",
+            }),
+          ),
+          limit: Wire.Limit,
+        }),
       )
       .addSuccess(Wire.Page(RunId, "RunPage"))
       .annotate(OpenApi.Summary, "Runs by outcome (default quarantined), newest first"),

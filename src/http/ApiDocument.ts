@@ -4,7 +4,8 @@
  * the server does, where the generator cannot know it:
  *
  * - The platform lists its own 400 (`HttpApiDecodeError`) on every operation, but the server
- *   never sends it: `Server.refusals` answers every failed decode as 422 `InvalidRequest`.
+ *   never sends it: `Server.refusals` answers every failed decode as 422 `InvalidRequest`. Its
+ *   only 400, on every route, is a request with two Authorization headers.
  * - A status several errors share is described once, by what it means here, instead of by the
  *   name of whichever error the generator met first.
  * - Binary-mode CloudEvents have no schema: their body is the data in any media type, and the
@@ -42,6 +43,10 @@ export const document = (spec: Spec): Spec => {
     for (const [method, operation] of Object.entries<Spec>(item)) {
       const responses: Spec = operation.responses ?? {}
       delete responses["400"]
+      // `Server.refusals` answers a request with two Authorization headers before any route.
+      responses["400"] = {
+        description: "The request carries more than one Authorization header (`AmbiguousCredential`)",
+      }
       const hasInput = (operation.parameters ?? []).length > 0 || operation.requestBody !== undefined
       // `Server.refusals` refuses a declared length over the limit on a method that carries a
       // body, reads a body only where the route has one, and validates what there is.

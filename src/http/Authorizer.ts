@@ -21,7 +21,6 @@ export const Action = Schema.Literal(
   "api:deadletter.list",
   "api:census.read",
   "api:admin.halt",
-  "api:metrics.read",
   "api:run.list",
   "api:run.read",
   "api:run.cancel",

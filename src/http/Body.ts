@@ -6,12 +6,13 @@
  * than UTF-8 is 415, bytes that are not UTF-8 are 422, and JSON text goes through
  * `JsonText.parse` (duplicate keys, lone surrogates and nesting past `MAX_JSON_DEPTH` are 422).
  */
+import type { IncomingMessage } from "node:http"
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Either } from "effect"
 import type { Json } from "../domain/Json.js"
 import * as JsonText from "../domain/JsonText.js"
 import * as Text from "../domain/Text.js"
-import { InvalidRequest, UnsupportedMediaType } from "./Api.js"
+import { InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge, UnsupportedMediaType } from "./Api.js"
 
 /** Charset labels that name UTF-8 (WHATWG Encoding lists these three). */
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"])
@@ -63,18 +64,43 @@ export const json = (
   )
 
 /**
- * `request` with `text` and `json` read strictly (above); everything else, `arrayBuffer` among
- * it, is the request's own. Reading stays lazy, so a route still authenticates before it reads
- * the body. A refusal is raised as a defect because the platform reads a payload with `orDie`;
- * `Server.refusals` turns it back into the tagged error. The wrapper delegates by prototype, so
- * the platform's getters keep reading the underlying Node request.
+ * The 415 for a body in a media type other than JSON on a route that reads JSON, or `undefined`.
+ * Without it a form or a multipart body reached the platform's own decoders (a 500) or the
+ * schema (a 422 about the body's shape, when the shape was never the problem). A body with no
+ * declared type is read as JSON.
  */
-export const strict = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
+export const mediaTypeRefusal = (contentType: string | undefined): UnsupportedMediaType | undefined => {
+  if (contentType === undefined) return undefined
+  const type = (contentType.split(";")[0] ?? "").trim().toLowerCase()
+  return type === "" || JSON_TYPES.has(type)
+    ? undefined
+    : new UnsupportedMediaType({
+        message: `content-type ${JSON.stringify(type)} is not read here; send the body as application/json`,
+      })
+}
+
+/**
+ * `request` with its body read strictly: at most `MAX_BODY_BYTES`, in JSON when `jsonOnly` (any
+ * other read of a body in another media type is its 415), `text` and `json` as above. Reading
+ * stays lazy, so a route still authenticates before it looks at the body. A refusal is raised as a defect because the platform reads a payload
+ * with `orDie`; `Server.refusals` turns it back into the tagged error. The wrapper delegates by
+ * prototype, so the platform's getters keep reading the underlying Node request.
+ */
+export const strict = (
+  request: HttpServerRequest.HttpServerRequest,
+  incoming: IncomingMessage,
+  options: { readonly jsonOnly: boolean },
+): HttpServerRequest.HttpServerRequest => {
   const contentType = request.headers["content-type"]
-  const bytes = Effect.runSync(Effect.cached(Effect.map(request.arrayBuffer, (b) => new Uint8Array(b))))
+  const refused = options.jsonOnly ? mediaTypeRefusal(contentType) : undefined
+  const bytes =
+    refused === undefined ? Effect.runSync(Effect.cached(readCapped(incoming, MAX_BODY_BYTES))) : Effect.die(refused)
   const read = <A>(decode: (bytes: Uint8Array) => Either.Either<A, UnsupportedMediaType | InvalidRequest>) =>
     Effect.flatMap(bytes, (b) => Either.match(decode(b), { onLeft: Effect.die, onRight: Effect.succeed }))
+  // The platform reads a form or a multipart body through its own decoders, never `json`.
+  const others = refused === undefined ? [] : ["multipart", "multipartStream", "urlParamsBody", "stream"]
   return Object.create(request, {
+    ...Object.fromEntries(others.map((name) => [name, { get: () => Effect.die(refused) }])),
     arrayBuffer: {
       get: () => Effect.map(bytes, (b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer),
     },
@@ -84,5 +110,40 @@ export const strict = (request: HttpServerRequest.HttpServerRequest): HttpServer
 }
 
 /** A defect that `strict` raised for a refused body, as the tagged error to answer with. */
-export const isRefusal = (u: unknown): u is UnsupportedMediaType | InvalidRequest =>
-  u instanceof UnsupportedMediaType || u instanceof InvalidRequest
+export const isRefusal = (u: unknown): u is UnsupportedMediaType | InvalidRequest | PayloadTooLarge =>
+  u instanceof UnsupportedMediaType || u instanceof InvalidRequest || u instanceof PayloadTooLarge
+
+// internal
+
+const JSON_TYPES = new Set(["application/json"])
+
+/**
+ * The whole body, or `PayloadTooLarge` (as a defect, like every refusal) once it passes `limit`.
+ * A body with no declared length (chunked) is only found too long while it arrives. The
+ * platform's own limit destroys the socket there and the client sees a reset; here the rest is
+ * read and dropped, so the connection stays whole and the client reads its 413.
+ */
+const readCapped = (incoming: IncomingMessage, limit: number): Effect.Effect<Uint8Array> =>
+  Effect.async<Uint8Array>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size <= limit) {
+        chunks.push(chunk)
+        return
+      }
+      incoming.off("data", onData)
+      incoming.off("end", onEnd)
+      incoming.off("error", onError)
+      // Drained, not destroyed: a destroyed request resets the connection before the 413 is read.
+      incoming.on("data", () => {})
+      resume(Effect.die(new PayloadTooLarge({ limit, message: `the body exceeds ${limit} bytes` })))
+    }
+    const onEnd = () => resume(Effect.succeed(new Uint8Array(Buffer.concat(chunks))))
+    const onError = (e: Error) => resume(Effect.die(e))
+    incoming.on("data", onData)
+    incoming.once("end", onEnd)
+    incoming.once("error", onError)
+    if (incoming.readableEnded) onEnd()
+  })

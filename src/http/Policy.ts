@@ -168,6 +168,12 @@ const ACTIONS: ReadonlyArray<Action> = Action.literals
 
 /** The actions `pattern` names: itself when it is one, every `<prefix>.` action for `<prefix>.*`. */
 const covered = (pattern: string): Either.Either<ReadonlyArray<Action>, string> => {
+  // A rule for it once read as if it let a role scrape, and did nothing: say what does.
+  if (pattern === "api:metrics.read") {
+    return Either.left(
+      `${JSON.stringify(pattern)}: /metrics takes only the operator's scrape credential (--metrics-token-digest), never a policy rule; remove the rule`,
+    )
+  }
   if (pattern.endsWith(".*")) {
     const prefix = pattern.slice(0, -1)
     const family = prefix.includes("*") ? [] : ACTIONS.filter((action) => action.startsWith(prefix))

@@ -102,14 +102,15 @@ const pathOf = (url: string): string => {
 
 /**
  * Segment by segment, as the router is configured: literal segments exactly, a `:param` segment
- * up to `MAX_SEGMENT` long (the router lets a parameter be empty: `/tasks/` reaches the handler,
- * whose id schema refuses it).
+ * of 1 to `MAX_SEGMENT` characters. The router lets a parameter be empty, so `/runs/` reached the
+ * handler and was a 422 about a malformed id; `Server.refusals` answers what this table does not
+ * match as no route, so a trailing slash is the 404 the README promises.
  */
 const matches = (template: string, segments: ReadonlyArray<string>): boolean => {
   const parts = template.split("/")
   if (parts.length !== segments.length) return false
   return parts.every((part, i) => {
     const segment = segments[i] ?? ""
-    return part.startsWith(":") ? segment.length <= MAX_SEGMENT : part === segment
+    return part.startsWith(":") ? segment.length >= 1 && segment.length <= MAX_SEGMENT : part === segment
   })
 }

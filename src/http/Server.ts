@@ -11,9 +11,17 @@
  * duplicated key, a lone surrogate or too deep a nesting are 422.
  */
 import { createServer } from "node:http"
-import { HttpApiBuilder, HttpMethod, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
+import {
+  HttpApiBuilder,
+  HttpMethod,
+  HttpServer,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+} from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Effect, Layer, Option } from "effect"
 import * as Calendar from "../domain/Calendar.js"
 import type * as Digest from "../domain/Digest.js"
@@ -92,13 +100,23 @@ export const refusals = HttpApiBuilder.middleware(Api, (app) =>
     // Only a method that carries a body: a GET is never read, so the document lists no 413 there.
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES && HttpMethod.hasBody(request.method)) return yield* tooLarge
-    // Every route reads its body through `Body.strict`: charset, UTF-8 and strict JSON.
-    return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, Body.strict(request))
-  }).pipe(
-    Effect.catchAllCause((cause) => refine(cause)),
-    // A chunked body with no declared length is cut off here.
-    HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
-  ),
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    // Node keeps the first of two Authorization headers and drops the second: which credential
+    // the client meant is unknowable, so neither is served.
+    if (countHeader(incoming.rawHeaders, "authorization") > 1) return ambiguousCredential
+    // Every route reads its body through `Body.strict`: size, media type, charset, UTF-8 and
+    // strict JSON. `/events` reads CloudEvents in binary mode, whose body is data in any media type.
+    const template = Routes.templateOf(request.method, request.url)
+    // What the route table does not match is no route, even where the router would reach a
+    // handler with an empty parameter (`/runs/`).
+    if (template === undefined) return Routes.unrouted(request.method, request.url)
+    const jsonOnly = template !== "/events"
+    return yield* Effect.provideService(
+      app,
+      HttpServerRequest.HttpServerRequest,
+      Body.strict(request, incoming, { jsonOnly }),
+    )
+  }).pipe(Effect.catchAllCause((cause) => refine(cause))),
 )
 
 /**
@@ -166,6 +184,21 @@ export const layer = (
 > => layerWith(options).pipe(Layer.provideMerge(layerRuntime(options)))
 
 // internal
+
+/** 400 with a tagged body: the API's own error list keeps 400 for nothing (`ApiDocument`). */
+const ambiguousCredential = HttpServerResponse.unsafeJson(
+  {
+    _tag: "AmbiguousCredential",
+    message: "the request carries more than one Authorization header; send exactly one",
+  },
+  { status: 400 },
+)
+
+const countHeader = (raw: ReadonlyArray<string>, name: string): number => {
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) n++
+  return n
+}
 
 const tooLarge = new PayloadTooLarge({ limit: MAX_BODY_BYTES, message: `the body exceeds ${MAX_BODY_BYTES} bytes` })
 

@@ -62,12 +62,12 @@ const loader = (set: Readonly<Record<string, ReadonlyArray<string>>>) =>
     ),
   )
 
-/** Applies every pending migration of the client's dialect. */
-export const run: Effect.Effect<void, Backend, SqlClient.SqlClient> = Effect.gen(function* () {
+/** Applies every pending migration of the client's dialect; answers how many it applied (0: none was pending). */
+export const run: Effect.Effect<number, Backend, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
   const migrate = Migrator.make({})
-  yield* sql.onDialectOrElse({
+  const applied = yield* sql.onDialectOrElse({
     // Several instances may start together: a transaction-scoped advisory lock lets one migrate
     // while the others wait, then find nothing left to do. The bookkeeping table is created
     // here because the Migrator probes for it with a failing statement, which would abort the
@@ -84,12 +84,13 @@ export const run: Effect.Effect<void, Backend, SqlClient.SqlClient> = Effect.gen
             migration_id integer PRIMARY KEY,
             created_at timestamp with time zone NOT NULL DEFAULT now(),
             name text NOT NULL)`
-          yield* migrate({ loader: loader(pg), table: TABLE })
+          return yield* migrate({ loader: loader(pg), table: TABLE })
         }),
       ),
     // A second process on the file waits for the write lock rather than migrating alongside.
     orElse: () => dialect.write(migrate({ loader: loader(sqlite), table: TABLE })),
   })
+  return applied.length
 }).pipe(
   Effect.catchAllDefect((defect) => Effect.fail(new Backend({ detail: `migration failed: ${String(defect)}` }))),
   Effect.catchTag("MigrationError", (e) => Effect.fail(new Backend({ detail: `migration failed: ${e.message}` }))),

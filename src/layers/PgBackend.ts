@@ -6,6 +6,7 @@ import { Config, Duration, Effect, Layer, Option } from "effect"
 import { Backend } from "../errors/StoreError.js"
 import type * as Driver from "./internal/Driver.js"
 import * as PgPool from "./internal/PgPool.js"
+import * as Seconds from "./internal/Seconds.js"
 import * as Sql from "./internal/Sql.js"
 import * as Migrations from "./Migrations.js"
 import * as SqlStores from "./SqlStores.js"
@@ -14,7 +15,7 @@ import * as SqlStores from "./SqlStores.js"
  * Every bound has a default, so no verb waits without end on a lock, a full pool or a silent
  * server. Each may also come from the environment (`AGENTPLANE_PG_STATEMENT_TIMEOUT`,
  * `AGENTPLANE_PG_LOCK_TIMEOUT`, `AGENTPLANE_PG_ACQUIRE_TIMEOUT`, `AGENTPLANE_PG_CONNECT_TIMEOUT`,
- * Effect durations such as `5 seconds`); an option given here wins over the environment.
+ * whole seconds like the CLI's flags, `5`); an option given here wins over the environment.
  */
 export interface Options {
   /** `postgres://user@host:port/database`. With no user in the URL, `PGUSER`, else `postgres` (never `$USER`). */
@@ -77,7 +78,7 @@ const resolve = (options: Options): Effect.Effect<PgPool.Options, Backend> =>
   Effect.gen(function* () {
     const bound = (name: keyof typeof DEFAULTS, variable: string) =>
       options[name] === undefined
-        ? Effect.map(Config.option(Config.duration(variable)), (fromEnv) =>
+        ? Effect.map(Seconds.fromEnv(variable), (fromEnv) =>
             Duration.toMillis(Option.getOrElse(fromEnv, () => DEFAULTS[name])),
           )
         : Effect.succeed(Duration.toMillis(Duration.decode(options[name])))
@@ -86,7 +87,7 @@ const resolve = (options: Options): Effect.Effect<PgPool.Options, Backend> =>
       lockTimeoutMs: bound("lockTimeout", "AGENTPLANE_PG_LOCK_TIMEOUT"),
       acquireTimeoutMs: bound("acquireTimeout", "AGENTPLANE_PG_ACQUIRE_TIMEOUT"),
       connectTimeoutMs: bound("connectTimeout", "AGENTPLANE_PG_CONNECT_TIMEOUT"),
-    }).pipe(Effect.mapError((e) => new Backend({ detail: `backend: configuration: ${e.message}` })))
+    })
     // Whole milliseconds, at least 1: pg reads 0 as "no bound", which no default means.
     const whole = (n: number) => Math.max(1, Math.round(n))
     return {

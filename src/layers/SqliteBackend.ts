@@ -5,6 +5,7 @@ import type { SqlClient } from "@effect/sql"
 import { Cause, Config, Duration, Effect, Layer, Option } from "effect"
 import { Backend } from "../errors/StoreError.js"
 import type * as Driver from "./internal/Driver.js"
+import * as Seconds from "./internal/Seconds.js"
 import * as Sql from "./internal/Sql.js"
 import * as SqliteDriver from "./internal/SqliteDriver.js"
 import * as Migrations from "./Migrations.js"
@@ -16,7 +17,7 @@ export interface Options {
   /**
    * How long a write waits for another process's write lock (a CLI `sweep` beside `serve`)
    * before failing with `busy`. better-sqlite3 waits synchronously, holding the event loop, so
-   * this is kept short. Default 5 s, or `AGENTPLANE_SQLITE_BUSY_TIMEOUT` (an Effect duration).
+   * this is kept short. Default 5 s, or `AGENTPLANE_SQLITE_BUSY_TIMEOUT` (whole seconds).
    */
   readonly busyTimeout?: Duration.DurationInput
 }
@@ -62,14 +63,11 @@ export const layerConfig: Layer.Layer<SqlStores.Stores, Backend> = Layer.unwrapE
 
 const busyTimeoutMs = (options: Options): Effect.Effect<number, Backend> =>
   (options.busyTimeout === undefined
-    ? Effect.map(Config.option(Config.duration("AGENTPLANE_SQLITE_BUSY_TIMEOUT")), (d) =>
+    ? Effect.map(Seconds.fromEnv("AGENTPLANE_SQLITE_BUSY_TIMEOUT"), (d) =>
         Option.getOrElse(d, () => DEFAULT_BUSY_TIMEOUT),
       )
     : Effect.succeed(Duration.decode(options.busyTimeout))
-  ).pipe(
-    Effect.map((d) => Math.max(0, Math.round(Duration.toMillis(d)))),
-    Effect.mapError((e) => new Backend({ detail: `backend: configuration: ${e.message}` })),
-  )
+  ).pipe(Effect.map((d) => Math.max(0, Math.round(Duration.toMillis(d)))))
 
 /**
  * Why the file cannot serve, by SQLite's code where it gives one. better-sqlite3 throws from its

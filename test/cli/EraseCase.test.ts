@@ -2,7 +2,9 @@
  * `agentplane erase-case` as an operator runs it, real processes on a SQLite store sealed by
  * `seed-demo`: the erasure destroys the case's key, so drill then finds it erased by design and
  * serve answers the task's justification sealed; a re-run succeeds and expires nothing; an unknown
- * case and a sealed store without its KEK are refused. (Kills inside an erasure: EraseKill.test.ts.)
+ * case and a sealed store without its KEK are refused. On a store with no key ring the erasure is
+ * refused (exit 2, nothing changed) unless `--blobs-only` asks for the blobs alone, and then the
+ * report says the payloads were not sealed. (Kills inside an erasure: EraseKill.test.ts.)
  */
 import { randomBytes } from "node:crypto"
 import { writeFileSync } from "node:fs"
@@ -55,8 +57,10 @@ describe("agentplane erase-case", () => {
       const base = await server.address
       const read = await fetch(`${base}/tasks/${task}`, { headers: { authorization: "Bearer demo-reviewer-token" } })
       assert.strictEqual(read.status, 200)
-      const body = (await read.json()) as { justification: { summary: string } }
+      const body = (await read.json()) as { justification: { summary: string; cost: string | null } }
       assert.isTrue(Sealed.isSealed(body.justification.summary), body.justification.summary)
+      // The cost is money: sealed and erased with the rest.
+      assert.isTrue(Sealed.isSealed(body.justification.cost), String(body.justification.cost))
     } finally {
       server.child.kill("SIGTERM")
     }
@@ -74,5 +78,62 @@ describe("agentplane erase-case", () => {
     const bare = await cli(["erase-case", "--store", store, "--case", kase, "--reason", "no key"])
     assert.strictEqual(bare.code, 1, bare.stdout + bare.stderr)
     assert.match(bare.stderr, /holds payloads sealed under KEK [0-9a-f]{16}, but no KEK was given/)
+  })
+})
+
+describe("agentplane erase-case without a key ring", () => {
+  it("is refused, exit 2, naming what stays readable, and changes nothing; --blobs-only says payloadsSealed false", {
+    timeout: 300_000,
+  }, async () => {
+    const { store } = await sqlite.make()
+    const seeded = await cli(["seed-demo", "--store", store])
+    assert.strictEqual(seeded.code, 0, seeded.stderr)
+    const kase = /CASE=(\S+)/.exec(seeded.stdout)?.[1] ?? ""
+    const task = /TASK=(\S+)/.exec(seeded.stdout)?.[1] ?? ""
+    const read = async () => {
+      const server = serve([
+        "--store",
+        store,
+        "--addr",
+        "127.0.0.1:0",
+        "--tokens",
+        join("examples", "demo-tokens.json"),
+        "--policy",
+        join("examples", "demo-policy.json"),
+      ])
+      try {
+        const base = await server.address
+        const answer = await fetch(`${base}/tasks/${task}`, {
+          headers: { authorization: "Bearer demo-reviewer-token" },
+        })
+        assert.strictEqual(answer.status, 200)
+        return (await answer.json()) as { justification: { summary: string } }
+      } finally {
+        server.child.kill("SIGTERM")
+        await server.done
+      }
+    }
+    const before = await read()
+    assert.match(before.justification.summary, /^Refund 40 EUR/)
+
+    const refused = await cli(["erase-case", "--store", store, "--case", kase, "--reason", "ticket 8"])
+    assert.strictEqual(refused.code, 2, refused.stdout + refused.stderr)
+    assert.strictEqual(refused.stdout, "")
+    assert.match(refused.stderr, /no key ring.*would stay readable.*erasure removed nothing.*--blobs-only/)
+    assert.deepStrictEqual(await read(), before)
+    const drilled = await cli(["drill", "--store", store, "--blobs", "store"])
+    assert.strictEqual(drilled.code, 0, drilled.stderr)
+    assert.isFalse(
+      lines(drilled.stdout).some((l) => l.verdict === "erased"),
+      drilled.stdout,
+    )
+
+    const blobsOnly = await cli(["erase-case", "--store", store, "--case", kase, "--reason", "t", "--blobs-only"])
+    assert.strictEqual(blobsOnly.code, 0, blobsOnly.stderr)
+    const done = lines(blobsOnly.stdout)[0]
+    assert.deepStrictEqual(
+      [done?.kind, done?.payloadsSealed, done?.keysDestroyed],
+      ["agentplane.erase.done", false, false],
+    )
   })
 })

@@ -36,10 +36,18 @@ describe("forget-admissions", () => {
     assert.isTrue(missing.stderr.includes("--older-than-days"), missing.stderr)
     assert.strictEqual(negative.code, 1, negative.stderr)
     const kept = await Cli.cli(["forget-admissions", "--store", store, "--older-than-days", "1"])
-    assert.deepStrictEqual({ code: kept.code, stdout: kept.stdout }, { code: 0, stdout: "0\n" })
+    const report = JSON.parse(kept.stdout) as { kind: string; freed: number }
+    assert.deepStrictEqual([kept.code, report.kind, report.freed], [0, "agentplane.admissions.forgotten", 0])
     assert.strictEqual((await Effect.runPromise(admittedAs))._tag, "Some")
     const freed = await Cli.cli(["forget-admissions", "--older-than-days", "0"], { AGENTPLANE_STORE: store })
-    assert.deepStrictEqual({ code: freed.code, stdout: freed.stdout }, { code: 0, stdout: "1\n" })
+    assert.deepStrictEqual(
+      {
+        code: freed.code,
+        freed: (JSON.parse(freed.stdout) as { freed: number }).freed,
+        lines: freed.stdout.split("\n").length,
+      },
+      { code: 0, freed: 1, lines: 2 },
+    )
     assert.strictEqual((await Effect.runPromise(admittedAs))._tag, "None")
   })
 })

@@ -416,11 +416,16 @@ describe("--store", () => {
 })
 
 describe("agentplane migrate, token-digest, seed-demo", { timeout: 180_000 }, () => {
-  it("migrate applies the migrations and exits 0", async () => {
+  it("migrate applies the migrations, says how many as JSON, and exits 0; again, it says none", async () => {
     const store = tempDb()
     const migrate = run(["migrate", "--store", store])
     assert.strictEqual(await migrate.exit, 0, migrate.stderr())
-    assert.match(migrate.stdout(), /migrations applied to /)
+    const first = JSON.parse(migrate.stdout()) as { kind: string; applied: number }
+    assert.strictEqual(first.kind, "agentplane.migrate.done")
+    assert.isTrue(first.applied > 0, migrate.stdout())
+    const again = run(["migrate", "--store", store])
+    assert.strictEqual(await again.exit, 0, again.stderr())
+    assert.strictEqual((JSON.parse(again.stdout()) as { applied: number }).applied, 0)
     assertReleased(store)
   })
 

@@ -42,7 +42,7 @@ for (const backend of [Cli.sqlite, Cli.postgres]) {
         // Two processes on one SQLite file wait for each other's write lock. CI once saw the
         // damaged restore exit 1 here, most likely a wait past the 5 s default behind the other's
         // fsync on a loaded disk; lock waits are not what this test is about.
-        const patient = { AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60 seconds" }
+        const patient = { AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60" }
         const [restored, damaged] = await Promise.all([
           Cli.cli(["restore", "--store", target.store, "--tenant", "acme", "--in", path, "--batch", "7"], patient),
           Cli.cli(["restore", "--store", target.store, "--tenant", "other", "--in", write(flipped)], patient),
@@ -108,7 +108,7 @@ describe("killed", () => {
     const path = write(lines)
     const args = ["restore", "--store", target.store, "--in", path, "--batch", "20"]
     // The poll below opens the file too; the restore waits for it rather than failing busy.
-    const patient = { AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60 seconds" }
+    const patient = { AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60" }
     const first = Cli.start(args, patient)
     // Kill once some batches have committed and before the last: poll the target as a second process would.
     const countRuns = Effect.flatMap(JournalStore, (j) => j.runs(Option.none(), 1_000)).pipe(

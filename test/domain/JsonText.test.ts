@@ -119,6 +119,24 @@ describe("JsonText.parse", () => {
     expect(refusal("[1e400]")).toBe("number out of range (it has no finite double) at $[0] (offset 1)")
   })
 
+  it("refuses an integer past 2^53 that would come back rounded, naming its path", () => {
+    expect(refusal('{"amount":{"cents":9007199254740993}}')).toBe(
+      "integer beyond ±2^53 that a JSON number cannot carry exactly (send it as a string) at $.amount.cents (offset 19)",
+    )
+    expect(refusal("[-9007199254740995]")).toContain("integer beyond ±2^53")
+    // Read back as written: 2^53 itself, powers of ten, exponent forms, and a large double as JSON.stringify writes it.
+    for (const text of [
+      "9007199254740992",
+      "100000000000000000000",
+      "1e20",
+      "-9007199254740991",
+      "-48775537181279690",
+    ]) {
+      const result = JsonText.parse(text)
+      expect(Either.isRight(result) && result.right === Number(text)).toBe(true)
+    }
+  })
+
   it('keeps a member named "__proto__" as a member, not the prototype', () => {
     const result = JsonText.parse('{"__proto__":{"x":1},"a":2}')
     if (Either.isLeft(result)) throw new Error(result.left)

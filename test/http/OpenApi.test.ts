@@ -55,38 +55,58 @@ describe("OpenAPI document", () => {
       ),
     )
 
-    it.effect("each operation lists only the errors it can answer; the platform's unsent 400 is gone", () =>
+    it.effect(
+      "each operation lists only the errors it can answer; the platform's 400 is gone, ours is two credentials",
+      () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const { doc } = yield* served(f)
+            const statuses = (method: string, path: string) =>
+              Object.keys(doc.paths[path][method.toLowerCase()].responses).sort()
+            assert.deepStrictEqual(statuses("GET", "/healthz"), ["200", "400"])
+            assert.deepStrictEqual(statuses("GET", "/tasks"), ["200", "400", "401", "403", "422", "500", "503"])
+            assert.deepStrictEqual(statuses("GET", "/census"), ["200", "400", "401", "403", "500", "503"])
+            assert.deepStrictEqual(statuses("POST", "/tasks/{task}/decide"), [
+              "200",
+              "400",
+              "401",
+              "403",
+              "404",
+              "409",
+              "413",
+              "415",
+              "422",
+              "500",
+              "503",
+            ])
+            for (const [method, path, op] of operations(doc)) {
+              const listed = Object.keys(op.responses)
+              assert.match(op.responses["400"].description, /AmbiguousCredential/, `${method} ${path}`)
+              if (method === "GET")
+                assert.isFalse(listed.includes("413") || listed.includes("415"), `${method} ${path}`)
+              if (op.requestBody === undefined) assert.isFalse(listed.includes("415"), `${method} ${path}`)
+              if (op.security.length === 0) assert.isFalse(listed.includes("401"), `${method} ${path} is public`)
+            }
+            assert.strictEqual(doc.components.schemas.HttpApiDecodeError, undefined)
+            // What the document says is sent: 422 for an out-of-bounds limit, not 400.
+            const refused = yield* f.raw("GET", "/tasks?limit=0", { as: "rita" })
+            assert.deepStrictEqual([refused.status, (refused.json as { _tag: string })._tag], [422, "InvalidRequest"])
+          }),
+        ),
+    )
+
+    it.effect("a list's default filter is in its parameter's schema, and a bare request uses it", () =>
       Http.withServer((f) =>
         Effect.gen(function* () {
           const { doc } = yield* served(f)
-          const statuses = (method: string, path: string) =>
-            Object.keys(doc.paths[path][method.toLowerCase()].responses).sort()
-          assert.deepStrictEqual(statuses("GET", "/healthz"), ["200"])
-          assert.deepStrictEqual(statuses("GET", "/tasks"), ["200", "401", "403", "422", "500", "503"])
-          assert.deepStrictEqual(statuses("GET", "/census"), ["200", "401", "403", "500", "503"])
-          assert.deepStrictEqual(statuses("POST", "/tasks/{task}/decide"), [
-            "200",
-            "401",
-            "403",
-            "404",
-            "409",
-            "413",
-            "415",
-            "422",
-            "500",
-            "503",
-          ])
-          for (const [method, path, op] of operations(doc)) {
-            const listed = Object.keys(op.responses)
-            assert.isFalse(listed.includes("400"), `${method} ${path} lists 400, which is never sent`)
-            if (method === "GET") assert.isFalse(listed.includes("413") || listed.includes("415"), `${method} ${path}`)
-            if (op.requestBody === undefined) assert.isFalse(listed.includes("415"), `${method} ${path}`)
-            if (op.security.length === 0) assert.isFalse(listed.includes("401"), `${method} ${path} is public`)
-          }
-          assert.strictEqual(doc.components.schemas.HttpApiDecodeError, undefined)
-          // What the document says is sent: 422 for an out-of-bounds limit, not 400.
-          const refused = yield* f.raw("GET", "/tasks?limit=0", { as: "rita" })
-          assert.deepStrictEqual([refused.status, (refused.json as { _tag: string })._tag], [422, "InvalidRequest"])
+          const param = (path: string, name: string) =>
+            doc.paths[path].get.parameters.find((p: Doc) => p.name === name) as Doc
+          const status = param("/cases", "status")
+          assert.deepStrictEqual([status.schema.default, status.required], ["escalated", false])
+          assert.match(String(status.description ?? status.schema.description), /absent, `escalated`/)
+          assert.strictEqual(param("/runs", "outcome").schema.default, "quarantined")
+          const bare = yield* f.raw("GET", "/cases", { as: "rita" })
+          assert.strictEqual(bare.status, 200, bare.text)
         }),
       ),
     )

@@ -51,7 +51,7 @@ describe("Policy.allows", () => {
     const p = policy([{ action: "api:admin.halt", roles: ["admin"] }])
     assert.isTrue(Policy.allows(p, caller("viewer", "admin"), "api:admin.halt"))
     assert.isFalse(Policy.allows(p, caller("viewer"), "api:admin.halt"))
-    assert.isFalse(Policy.allows(p, caller("admin"), "api:metrics.read"))
+    assert.isFalse(Policy.allows(p, caller("admin"), "api:census.read"))
     assert.isFalse(Policy.allows(p, caller(), "api:admin.halt"))
   })
 
@@ -90,6 +90,13 @@ describe("Policy.decode refuses", () => {
         ],
       }),
       /^policy policy\.json: rule 1: "api:task\.approve" is neither an action nor a "<prefix>\.\*" family/,
+    )
+  })
+
+  it("a rule for api:metrics.read, which no route consults, naming the scrape credential instead", () => {
+    assert.match(
+      refusal({ allow: [{ action: "api:metrics.read", roles: ["admin"] }] }),
+      /rule 0: "api:metrics\.read": \/metrics takes only the operator's scrape credential \(--metrics-token-digest\)/,
     )
   })
 

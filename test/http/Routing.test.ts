@@ -60,6 +60,11 @@ describe("routing", () => {
           tagged(over, 404, "NoSuchRoute", "a segment past the bound")
           const far = yield* f.raw("GET", `/tasks/${"a".repeat(10_000)}`, { as: "rita" })
           tagged(far, 404, "NoSuchRoute", "a 10 000-character segment")
+          // A trailing slash is no route, not an empty id (the router hands `/runs/` to GET /runs/:run).
+          for (const path of ["/runs/", "/tasks/", "/cases/"]) {
+            tagged(yield* f.raw("GET", path, { as: "rita" }), 404, "NoSuchRoute", path)
+          }
+          tagged(yield* f.raw("POST", "/tasks//claim", { as: "rita" }), 404, "NoSuchRoute", "an empty id")
         }),
       ),
     )

@@ -46,7 +46,7 @@ const start = (args: CorrelateArgs): Racer => {
   // 5 s, so a loaded machine's slow fsync is not mistaken for a lost race.
   const child = spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(args)], {
     cwd: ROOT,
-    env: { ...process.env, AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60 seconds" },
+    env: { ...process.env, AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60" },
   })
   const waiting = new Map<string, (a: Answer) => void>()
   let stderr = ""

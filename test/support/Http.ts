@@ -31,7 +31,6 @@ export const policy: Policy.File = {
     { action: "api:obligation.list", roles: ["reviewer"] },
     { action: "api:deadletter.list", roles: ["reviewer"] },
     { action: "api:census.read", roles: ["reviewer"] },
-    { action: "api:metrics.read", roles: ["reviewer"] },
     { action: "api:event.deliver", roles: ["producer"] },
     { action: "api:admin.halt", roles: ["admin"] },
     { action: "api:run.*", roles: ["reviewer"] },
