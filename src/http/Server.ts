@@ -31,6 +31,7 @@ import * as Cases from "./handlers/Cases.js"
 import * as Events from "./handlers/Events.js"
 import * as Health from "./handlers/Health.js"
 import * as Operations from "./handlers/Operations.js"
+import * as RunJournal from "./handlers/RunJournal.js"
 import * as Runs from "./handlers/Runs.js"
 import * as Tasks from "./handlers/Tasks.js"
 import type * as Readiness from "./Readiness.js"
@@ -73,6 +74,7 @@ export const handlers = Layer.mergeAll(
   Tasks.layer,
   Cases.layer,
   Runs.layer,
+  RunJournal.layer,
   Operations.layer,
   Admin.layer,
 )
