@@ -24,6 +24,7 @@ import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge, type UnsupportedM
 import * as Authentication from "./Authentication.js"
 import type { Authorizer } from "./Authorizer.js"
 import * as Body from "./Body.js"
+import * as Console from "./Console.js"
 import type { Credentials } from "./Credentials.js"
 import * as Docs from "./Docs.js"
 import * as Admin from "./handlers/Admin.js"
@@ -65,6 +66,8 @@ export interface Options {
   readonly metricTenant?: boolean
   /** Whether `/docs` and `/openapi.json` need a credential (`Docs.ts`); default public. */
   readonly docs?: Docs.Options
+  /** Serve the console at `/console` (`Console.ts`); default true. */
+  readonly console?: boolean
 }
 
 /** Every group's handlers. */
@@ -119,13 +122,19 @@ export const layerWith = (
   HttpApiBuilder.httpApp
     .pipe(
       Effect.map((app) =>
-        HttpServer.serve(RequestLog.middleware({ metricTenant: options.metricTenant ?? false })(app)),
+        HttpServer.serve(
+          RequestLog.middleware({
+            metricTenant: options.metricTenant ?? false,
+            routes: options.console === false ? Routes.table : [...Routes.table, ...Console.routes],
+          })(app),
+        ),
       ),
       Layer.unwrapEffect,
       Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
     )
     .pipe(
       Layer.provide(Docs.layer(options.docs)),
+      Layer.provide(options.console === false ? Layer.empty : Console.layer),
       Layer.provide(refusals),
       Layer.provide(
         Layer.provide(
