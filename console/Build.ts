@@ -1,6 +1,6 @@
 /**
  * Builds the console (`src/http/Console.ts` serves it) into `dist/console`: the client bundled
- * and minified by esbuild into one script, beside the page and its stylesheet. `npm run build`
+ * and minified by esbuild into one script, beside the page, its stylesheet and its icon. `npm run build`
  * runs it after tsc; the browser tests run it first, so they never test a stale bundle.
  */
 import { copyFileSync, mkdirSync, statSync } from "node:fs"
@@ -24,9 +24,10 @@ export const build = async (): Promise<Record<string, number>> => {
     legalComments: "none",
     logLevel: "warning",
   })
-  for (const file of ["index.html", "console.css"]) copyFileSync(join(HERE, "static", file), join(OUT, file))
+  for (const file of ["index.html", "console.css", "favicon.svg"])
+    copyFileSync(join(HERE, "static", file), join(OUT, file))
   return Object.fromEntries(
-    ["index.html", "console.css", "console.js"].map((file) => [file, statSync(join(OUT, file)).size]),
+    ["index.html", "console.css", "console.js", "favicon.svg"].map((file) => [file, statSync(join(OUT, file)).size]),
   )
 }
 

@@ -36,6 +36,8 @@ export const ASSETS: ReadonlyArray<{ readonly path: string; readonly file: strin
   { path: "/console", file: "index.html", type: "text/html; charset=utf-8" },
   { path: "/console/console.js", file: "console.js", type: "text/javascript; charset=utf-8" },
   { path: "/console/console.css", file: "console.css", type: "text/css; charset=utf-8" },
+  // Without an icon of its own, a browser asks for /favicon.ico, a 404 outside the console.
+  { path: "/console/favicon.svg", file: "favicon.svg", type: "image/svg+xml" },
 ]
 
 /** The console's routes, for the request log's route table. */

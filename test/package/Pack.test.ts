@@ -90,7 +90,8 @@ describe("the packed package", () => {
     assert.include(shipped, "dist/src/index.d.ts")
     assert.include(shipped, "dist/src/cli/Main.js")
     // The console `serve` serves: its page, bundle and stylesheet (`console/Build.ts`).
-    for (const asset of ["index.html", "console.js", "console.css"]) assert.include(shipped, `dist/console/${asset}`)
+    for (const asset of ["index.html", "console.js", "console.css", "favicon.svg"])
+      assert.include(shipped, `dist/console/${asset}`)
     assert.isFalse(
       shipped.some((path) => path.endsWith(".ts") && !path.endsWith(".d.ts")),
       "no TypeScript source ships",

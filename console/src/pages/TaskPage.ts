@@ -22,7 +22,7 @@ export const taskPage: Page = async ({ main, segments, current }) => {
   }
   const body = h("div", {})
   const outcome = h("div", {})
-  main.append(title(`Task: ${answer.body.kind}`), outcome, body)
+  main.append(outcome, body)
   // biome-ignore lint/suspicious/noExplicitAny: the task as the API's JSON shows it
   const draw = async (task: any) => {
     const j = task.justification
@@ -158,5 +158,7 @@ export const taskPage: Page = async ({ main, segments, current }) => {
     )
   }
   await draw(answer.body)
+  // The heading last: once it shows, the task, its case and its run are on the page.
+  main.prepend(title(`Task: ${answer.body.kind}`))
   return undefined
 }
