@@ -13,6 +13,14 @@ import * as Fixture from "./Fixture.js"
 
 const TEST_MS = 240_000
 
+/** The focused element as `TAG#id`. */
+const focused = (page: Page) =>
+  page.evaluate(() => {
+    const active = (globalThis as { document?: { activeElement?: { tagName: string; id: string } } }).document
+      ?.activeElement
+    return active === undefined ? "" : `${active.tagName}${active.id === "" ? "" : `#${active.id}`}`
+  })
+
 export const suite = (backend: Fixture.Backend) =>
   describe(`console (${backend.name})`, () => {
     let f: Fixture.Fixture | undefined
@@ -86,17 +94,38 @@ export const suite = (backend: Fixture.Backend) =>
     )
 
     it(
-      "the agent's token sees no worklist: the API's refusal, and no task",
+      "the agent's token sees no worklist: the API's refusal, and no task; signing out forgets the token",
       async () => {
         const refund = await Fixture.startRefund(fixture())
         const { page } = await open()
-        await Browser.signIn(page, fixture().tokens.agent)
+        // By keyboard alone: the page's heading has the focus, the token field is next; Enter signs in.
+        await Browser.heading(page, "Sign in")
+        expect(await focused(page)).toBe("H1")
+        await page.keyboard.press("Tab")
+        expect(await focused(page)).toBe("INPUT#token")
+        await page.keyboard.type(fixture().tokens.agent)
+        await page.keyboard.press("Enter")
+        await Browser.heading(page, "Worklist")
         await page.getByText("This credential has no worklist.").waitFor()
         const alert = await page.getByRole("alert").textContent()
         expect(alert).toContain("403 Forbidden: no policy rule allows api:task.list for this caller")
         expect(await page.locator(`a[href="#/tasks/${refund.task}"]`).count()).toBe(0)
         expect(await page.getByRole("heading", { name: /^Yours to decide/ }).count()).toBe(0)
         await audit(page, "worklist-agent")
+        // The new page's heading has the focus, so a screen reader announces where it is.
+        expect(
+          await page.evaluate(
+            () =>
+              (globalThis as { document?: { activeElement?: { tagName?: string } } }).document?.activeElement?.tagName,
+          ),
+        ).toBe("H1")
+
+        await page.getByRole("button", { name: "Sign out" }).click()
+        await Browser.heading(page, "Sign in")
+        expect(
+          await page.evaluate(() => (globalThis as { sessionStorage?: { length: number } }).sessionStorage?.length),
+        ).toBe(0)
+        await audit(page, "sign-in")
       },
       TEST_MS,
     )
@@ -120,6 +149,30 @@ export const suite = (backend: Fixture.Backend) =>
           '403 Excluded: "mallory" may not decide this task (four-eyes rule)',
         )
         await audit(page, "task-excluded")
+      },
+      TEST_MS,
+    )
+
+    it(
+      "another reviewer takes a claimed task over, then releases it",
+      async () => {
+        const refund = await Fixture.startRefund(fixture())
+        await Fixture.claim(fixture(), "alice", refund.task)
+        const { page } = await open()
+        await Browser.signIn(page, fixture().tokens.carl)
+        await page.goto(`${fixture().base}/console#/tasks/${refund.task}`)
+        await Browser.heading(page, "Task: refund.approve")
+        expect(await Browser.fact(page, "State").textContent()).toBe("claimed by alice")
+        await page.getByRole("button", { name: "Take over from alice" }).click()
+        await page.getByText("Taken over from alice.").waitFor()
+        await Browser.fact(page, "State")
+          .filter({ hasText: /^claimed by carl$/ })
+          .waitFor()
+        await page.getByRole("button", { name: "Release" }).click()
+        await page.getByText("Released.").waitFor()
+        await Browser.fact(page, "State")
+          .filter({ hasText: /^open$/ })
+          .waitFor()
       },
       TEST_MS,
     )

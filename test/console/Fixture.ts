@@ -1,6 +1,6 @@
 /**
  * A real `agentplane serve` for the console tests, on the backend's store, with two tenants:
- * A (an agent, two reviewers, alice and mallory, and an operator) and B (one caller with every
+ * A (an agent, three reviewers, alice, carl and mallory, and an operator) and B (one caller with every
  * role), the demo policy, the runs of `Definitions.ts` and a sweep every second. The tests set
  * up their data through the API, as a client would; the browser then shows it.
  */
@@ -15,7 +15,7 @@ export interface Backend {
   readonly store: () => string
 }
 
-export const CALLERS = ["agent", "alice", "mallory", "ops", "bea"] as const
+export const CALLERS = ["agent", "alice", "carl", "mallory", "ops", "bea"] as const
 export type CallerName = (typeof CALLERS)[number]
 
 export interface Fixture {
@@ -38,6 +38,7 @@ export const start = async (backend: Backend, extra: ReadonlyArray<string> = [])
   const entries = [
     { digest: digest(tokens.agent), tenant: a, actor: "invoice-bot", roles: ["agent"] },
     { digest: digest(tokens.alice), tenant: a, actor: "alice", roles: ["reviewer"] },
+    { digest: digest(tokens.carl), tenant: a, actor: "carl", roles: ["reviewer"] },
     { digest: digest(tokens.mallory), tenant: a, actor: "mallory", roles: ["reviewer"] },
     { digest: digest(tokens.ops), tenant: a, actor: "ops", roles: ["admin"] },
     { digest: digest(tokens.bea), tenant: b, actor: "bea", roles: ["agent", "reviewer", "admin"] },
@@ -90,6 +91,10 @@ export const startRefund = async (f: Fixture, agent = "invoice-bot"): Promise<Re
     invoice,
   }
 }
+
+/** Claims `task` for `who` through the API. */
+export const claim = (f: Fixture, who: CallerName, task: string) =>
+  Serving.expectCall(200, f.base, "POST", `/tasks/${task}/claim`, f.tokens[who])
 
 /** Starts a `drifts` run and resumes it with its event, answering its id once it is quarantined. */
 export const quarantinedRun = async (f: Fixture): Promise<string> => {
