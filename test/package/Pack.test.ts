@@ -187,6 +187,9 @@ const serves = async (server: Process.Run, dir: string) => {
   // The route's body is the API tests' concern; here, that an authenticated read reached the store.
   assert.strictEqual(typeof (await runs.json()), "object")
   assert.isTrue(existsSync(join(dir, "agentplane.db")), "the embedded default store is in the project")
+  // The console's assets came in the package and are found beside its built modules.
+  for (const path of ["/console", "/console/console.js"])
+    assert.strictEqual((await fetch(`${url}${path}`)).status, 200, path)
 
   // SIGTERM to npx's pid alone: its shell dies of it without passing it on, and the server,
   // orphaned, stops itself (Main.ts) instead of serving on.
