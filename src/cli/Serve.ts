@@ -69,6 +69,13 @@ const docsCredential = Options.boolean("docs-credential").pipe(
   Options.withFallbackConfig(Config.boolean("AGENTPLANE_DOCS_CREDENTIAL")),
 )
 
+const noConsole = Options.boolean("no-console").pipe(
+  Options.withDescription(
+    "do not serve the console at /console (env AGENTPLANE_NO_CONSOLE); default: served, a client of this API that takes the caller's bearer token",
+  ),
+  Options.withFallbackConfig(Config.boolean("AGENTPLANE_NO_CONSOLE")),
+)
+
 const sweepEvery = Options.integer("sweep-every").pipe(
   Options.withDescription(
     "sweep every tenant of the credential table every <secs> seconds (env AGENTPLANE_SWEEP_EVERY); default 0: sweeping is scheduled outside, e.g. `agentplane sweep` from cron",
@@ -88,6 +95,8 @@ export interface ServeOptions {
   readonly metricTenant?: boolean
   /** `--docs-credential`: `/docs` and `/openapi.json` need a credential (`Docs.ts`). */
   readonly docsCredential?: boolean
+  /** `--no-console`: do not serve the console (`Console.ts`); default served. */
+  readonly noConsole?: boolean
   readonly timeouts?: Store.Timeouts
   /** `--runs`: the module of run definitions to register and start (`Definitions.ts`). */
   readonly runs?: Option.Option<string>
@@ -187,6 +196,7 @@ export const layer = (options: ServeOptions) =>
       scrapeDigests,
       metricTenant: options.metricTenant ?? false,
       docs: { credential: options.docsCredential ?? false },
+      console: options.noConsole !== true,
     }).pipe(
       Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
       Layer.provideMerge(Keys.stores(store, options.timeouts ?? Store.NO_TIMEOUTS, ring)),
@@ -267,6 +277,7 @@ export const command = Command.make(
     logLevel,
     metricsTokenDigest,
     docsCredential,
+    noConsole,
     keying: Keys.options,
   },
   serve,

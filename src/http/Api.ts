@@ -22,6 +22,7 @@ import { AuthorizerUnavailable, Forbidden } from "./Authorizer.js"
 import * as CloudEvents from "./CloudEvents.js"
 import * as Metrics from "./Metrics.js"
 import * as Readiness from "./Readiness.js"
+import { RunJournal } from "./RunJournalApi.js"
 import * as Scrape from "./Scrape.js"
 import * as Unavailable from "./Unavailable.js"
 import * as Wire from "./Wire.js"
@@ -364,6 +365,7 @@ export class Api extends HttpApi.make("agentplane")
   .add(Tasks)
   .add(Cases)
   .add(Runs)
+  .add(RunJournal)
   .add(Operations)
   .add(Admin)
   .addError(InvalidRequest)

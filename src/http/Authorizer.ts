@@ -25,6 +25,7 @@ export const Action = Schema.Literal(
   "api:run.read",
   "api:run.cancel",
   "api:run.start",
+  "api:run.journal",
 )
 export type Action = typeof Action.Type
 

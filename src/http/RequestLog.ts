@@ -45,6 +45,8 @@ export const layerLogger = (options: {
 export interface Options {
   /** Label the request counter by tenant too (`--metric-tenant`); the histogram never is. */
   readonly metricTenant: boolean
+  /** The routes served beside the API's (`Routes.table` by default), for route labels and 404/405. */
+  readonly routes?: ReadonlyArray<Routes.Route>
 }
 
 /** Wraps the whole app: see the module comment. */
@@ -57,7 +59,7 @@ export const middleware =
       const callerRef = yield* Ref.make(Option.none<Caller>())
       const started = yield* Clock.currentTimeNanos
       const method = METHODS.has(request.method) ? request.method : "OTHER"
-      const route = Routes.templateOf(request.method, request.url) ?? "unmatched"
+      const route = Routes.templateOf(request.method, request.url, options.routes) ?? "unmatched"
       const annotations = { requestId, method, route }
       const exit = yield* app.pipe(
         Effect.provideService(SeenCaller, callerRef),
@@ -66,7 +68,7 @@ export const middleware =
       )
       const answered = Exit.isSuccess(exit)
         ? { response: exit.value, cause: Option.none<Cause.Cause<unknown>>() }
-        : yield* fromCause(exit.cause, request, requestId)
+        : yield* fromCause(exit.cause, request, requestId, options.routes)
       const response = decorate(answered.response, requestId)
       const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
       const caller = yield* Ref.get(callerRef)
@@ -133,6 +135,7 @@ const fromCause = (
   cause: Cause.Cause<unknown>,
   request: HttpServerRequest.HttpServerRequest,
   requestId: string,
+  routes: ReadonlyArray<Routes.Route> | undefined,
 ): Effect.Effect<{ response: HttpServerResponse.HttpServerResponse; cause: Option.Option<Cause.Cause<unknown>> }> => {
   const failure = Cause.failureOption(cause)
   if (
@@ -140,7 +143,7 @@ const fromCause = (
     HttpServerError.isServerError(failure.value) &&
     failure.value._tag === "RouteNotFound"
   ) {
-    return Effect.succeed({ response: Routes.unrouted(request.method, request.url), cause: Option.none() })
+    return Effect.succeed({ response: Routes.unrouted(request.method, request.url, routes), cause: Option.none() })
   }
   if (Cause.isInterruptedOnly(cause)) {
     // The client went away (or the server is stopping); the platform's status for it.

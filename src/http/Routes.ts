@@ -75,8 +75,12 @@ export const methodsOf = (url: string, routes: ReadonlyArray<Route> = table): Re
 }
 
 /** The answer to a request the router found no route for: 405 with `Allow` when the path has other methods, else 404. */
-export const unrouted = (method: string, url: string): HttpServerResponse.HttpServerResponse => {
-  const allow = methodsOf(url)
+export const unrouted = (
+  method: string,
+  url: string,
+  routes: ReadonlyArray<Route> = table,
+): HttpServerResponse.HttpServerResponse => {
+  const allow = methodsOf(url, routes)
   if (allow.length > 0) {
     return HttpServerResponse.unsafeJson(
       Schema.encodeSync(MethodNotAllowed)(

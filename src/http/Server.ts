@@ -32,6 +32,7 @@ import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge, type UnsupportedM
 import * as Authentication from "./Authentication.js"
 import type { Authorizer } from "./Authorizer.js"
 import * as Body from "./Body.js"
+import * as Console from "./Console.js"
 import type { Credentials } from "./Credentials.js"
 import * as Docs from "./Docs.js"
 import * as Admin from "./handlers/Admin.js"
@@ -39,6 +40,7 @@ import * as Cases from "./handlers/Cases.js"
 import * as Events from "./handlers/Events.js"
 import * as Health from "./handlers/Health.js"
 import * as Operations from "./handlers/Operations.js"
+import * as RunJournal from "./handlers/RunJournal.js"
 import * as Runs from "./handlers/Runs.js"
 import * as Tasks from "./handlers/Tasks.js"
 import type * as Readiness from "./Readiness.js"
@@ -72,6 +74,8 @@ export interface Options {
   readonly metricTenant?: boolean
   /** Whether `/docs` and `/openapi.json` need a credential (`Docs.ts`); default public. */
   readonly docs?: Docs.Options
+  /** Serve the console at `/console` (`Console.ts`); default true. */
+  readonly console?: boolean
 }
 
 /** Every group's handlers. */
@@ -81,6 +85,7 @@ export const handlers = Layer.mergeAll(
   Tasks.layer,
   Cases.layer,
   Runs.layer,
+  RunJournal.layer,
   Operations.layer,
   Admin.layer,
 )
@@ -135,13 +140,19 @@ export const layerWith = (
   HttpApiBuilder.httpApp
     .pipe(
       Effect.map((app) =>
-        HttpServer.serve(RequestLog.middleware({ metricTenant: options.metricTenant ?? false })(app)),
+        HttpServer.serve(
+          RequestLog.middleware({
+            metricTenant: options.metricTenant ?? false,
+            routes: options.console === false ? Routes.table : [...Routes.table, ...Console.routes],
+          })(app),
+        ),
       ),
       Layer.unwrapEffect,
       Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
     )
     .pipe(
       Layer.provide(Docs.layer(options.docs)),
+      Layer.provide(options.console === false ? Layer.empty : Console.layer),
       Layer.provide(refusals),
       Layer.provide(
         Layer.provide(

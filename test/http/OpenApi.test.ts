@@ -121,6 +121,7 @@ describe("OpenAPI document", () => {
             "GET /dead-letters",
             "GET /obligations",
             "GET /runs",
+            "GET /runs/{run}/journal",
             "GET /tasks",
           ])
           for (const [method, path, op] of lists) {

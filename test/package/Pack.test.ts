@@ -89,6 +89,9 @@ describe("the packed package", () => {
     assert.include(shipped, "dist/src/index.js")
     assert.include(shipped, "dist/src/index.d.ts")
     assert.include(shipped, "dist/src/cli/Main.js")
+    // The console `serve` serves: its page, bundle and stylesheet (`console/Build.ts`).
+    for (const asset of ["index.html", "console.js", "console.css", "favicon.svg"])
+      assert.include(shipped, `dist/console/${asset}`)
     assert.isFalse(
       shipped.some((path) => path.endsWith(".ts") && !path.endsWith(".d.ts")),
       "no TypeScript source ships",
@@ -184,6 +187,9 @@ const serves = async (server: Process.Run, dir: string) => {
   // The route's body is the API tests' concern; here, that an authenticated read reached the store.
   assert.strictEqual(typeof (await runs.json()), "object")
   assert.isTrue(existsSync(join(dir, "agentplane.db")), "the embedded default store is in the project")
+  // The console's assets came in the package and are found beside its built modules.
+  for (const path of ["/console", "/console/console.js"])
+    assert.strictEqual((await fetch(`${url}${path}`)).status, 200, path)
 
   // SIGTERM to npx's pid alone: its shell dies of it without passing it on, and the server,
   // orphaned, stops itself (Main.ts) instead of serving on.
