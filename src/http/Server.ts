@@ -96,6 +96,8 @@ export const api = HttpApiBuilder.api(Api).pipe(
   Layer.provide(Layer.merge(Authentication.layer, Scrape.layer)),
 )
 
+const withConsole = [...Routes.table, ...Console.routes]
+
 /** §8.2's refusals for what the platform answers otherwise; see the module comment. */
 export const refusals = HttpApiBuilder.middleware(Api, (app) =>
   Effect.gen(function* () {
@@ -111,9 +113,10 @@ export const refusals = HttpApiBuilder.middleware(Api, (app) =>
     if (countHeader(incoming.rawHeaders, "authorization") > 1) return ambiguousCredential
     // Every route reads its body through `Body.strict`: size, media type, charset, UTF-8 and
     // strict JSON. `/events` reads CloudEvents in binary mode, whose body is data in any media type.
-    const template = Routes.templateOf(request.method, request.url)
+    const template = Routes.templateOf(request.method, request.url, withConsole)
     // What the route table does not match is no route, even where the router would reach a
-    // handler with an empty parameter (`/runs/`).
+    // handler with an empty parameter (`/runs/`). The console's routes pass on to the router,
+    // which serves them when the console is on and answers them as no route when it is off.
     if (template === undefined) return Routes.unrouted(request.method, request.url)
     const jsonOnly = template !== "/events"
     return yield* Effect.provideService(
