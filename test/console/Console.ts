@@ -60,6 +60,18 @@ export const suite = (backend: Fixture.Backend) =>
         await link.waitFor()
         expect(await page.evaluate(() => (globalThis as { sameDocument?: boolean }).sameDocument)).toBe(true)
         expect(await link.textContent()).toContain(refund.invoice)
+        // A task arriving while a keyboard user is on another leaves the focus where it was.
+        await link.focus()
+        const second = await Fixture.startRefund(fixture())
+        await page.locator(`a[href="#/tasks/${second.task}"]`).waitFor()
+        expect(await focused(page)).toBe("A")
+        expect(
+          await page.evaluate(() =>
+            (
+              globalThis as { document?: { activeElement?: { getAttribute(name: string): string | null } } }
+            ).document?.activeElement?.getAttribute("href"),
+          ),
+        ).toBe(`#/tasks/${refund.task}`)
         await audit(page, "worklist")
 
         await link.click()
