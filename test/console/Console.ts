@@ -143,6 +143,19 @@ export const suite = (backend: Fixture.Backend) =>
     )
 
     it(
+      "a token the server does not know is refused, and the page says the way out",
+      async () => {
+        const { page } = await open()
+        await Browser.signIn(page, "not-a-token-of-this-server")
+        const alert = page.getByRole("alert")
+        await alert.waitFor()
+        expect(await alert.textContent()).toContain("401 Unauthorized: unknown credential")
+        expect(await alert.textContent()).toContain("sign out and sign in with another")
+      },
+      TEST_MS,
+    )
+
+    it(
       "an excluded actor sees the task as one it may not decide, and its decide shows the four-eyes refusal",
       async () => {
         const refund = await Fixture.startRefund(fixture(), "mallory")
