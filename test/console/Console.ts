@@ -246,6 +246,27 @@ export const suite = (backend: Fixture.Backend) =>
     )
 
     it(
+      "an operator cancels a waiting run from its page, and the page shows it cancelled with the reason",
+      async () => {
+        const refund = await Fixture.startRefund(fixture())
+        const { page } = await open()
+        await Browser.signIn(page, fixture().tokens.ops)
+        await page.goto(`${fixture().base}/console#/runs/${refund.run}`)
+        await Browser.fact(page, "Waiting for").filter({ hasText: "event agentplane.task.decided" }).waitFor()
+        await page.getByLabel("Reason").fill("customer withdrew")
+        await page.getByRole("button", { name: "Request cancellation" }).click()
+        await page.getByText("Cancellation requested.", { exact: true }).waitFor()
+        // The runtime honours it at the run's wait, in the background; the page re-reads the run.
+        await Browser.fact(page, "Outcome")
+          .filter({ hasText: /^cancelled$/ })
+          .waitFor()
+        expect(await Browser.fact(page, "Reason").textContent()).toBe("cancelled by ops: customer withdrew")
+        await audit(page, "run-cancelled")
+      },
+      TEST_MS,
+    )
+
+    it(
       "tenant B's token never shows tenant A's task, case or run",
       async () => {
         const refund = await Fixture.startRefund(fixture())
