@@ -28,9 +28,12 @@ export const text = (answer: Answer): string => {
   return `${answer.status} ${tag}: ${words}`
 }
 
-/** The refusal as an alert, read out when it appears. */
+/** The refusal as an alert, read out when it appears; a 401 says the way out: another token. */
 export const view = (answer: Answer, lead?: string): HTMLElement =>
-  h("p", { class: "refusal", role: "alert" }, lead === undefined ? "" : `${lead} `, text(answer))
-
-/** A 401: the token is unknown or missing; the way out is to sign in again. */
-export const isUnauthorized = (answer: Answer): boolean => answer.status === 401
+  h(
+    "p",
+    { class: "refusal", role: "alert" },
+    lead === undefined ? "" : `${lead} `,
+    text(answer),
+    answer.status === 401 ? ". This server does not know the token: sign out and sign in with another." : "",
+  )

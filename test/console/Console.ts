@@ -60,6 +60,18 @@ export const suite = (backend: Fixture.Backend) =>
         await link.waitFor()
         expect(await page.evaluate(() => (globalThis as { sameDocument?: boolean }).sameDocument)).toBe(true)
         expect(await link.textContent()).toContain(refund.invoice)
+        // A task arriving while a keyboard user is on another leaves the focus where it was.
+        await link.focus()
+        const second = await Fixture.startRefund(fixture())
+        await page.locator(`a[href="#/tasks/${second.task}"]`).waitFor()
+        expect(await focused(page)).toBe("A")
+        expect(
+          await page.evaluate(() =>
+            (
+              globalThis as { document?: { activeElement?: { getAttribute(name: string): string | null } } }
+            ).document?.activeElement?.getAttribute("href"),
+          ),
+        ).toBe(`#/tasks/${refund.task}`)
         await audit(page, "worklist")
 
         await link.click()
@@ -126,6 +138,19 @@ export const suite = (backend: Fixture.Backend) =>
           await page.evaluate(() => (globalThis as { sessionStorage?: { length: number } }).sessionStorage?.length),
         ).toBe(0)
         await audit(page, "sign-in")
+      },
+      TEST_MS,
+    )
+
+    it(
+      "a token the server does not know is refused, and the page says the way out",
+      async () => {
+        const { page } = await open()
+        await Browser.signIn(page, "not-a-token-of-this-server")
+        const alert = page.getByRole("alert")
+        await alert.waitFor()
+        expect(await alert.textContent()).toContain("401 Unauthorized: unknown credential")
+        expect(await alert.textContent()).toContain("sign out and sign in with another")
       },
       TEST_MS,
     )
@@ -216,6 +241,27 @@ export const suite = (backend: Fixture.Backend) =>
         await audit(page, "operations-halted")
         await page.getByRole("button", { name: "Resume the tenant" }).click()
         await page.getByText("Admitting runs.", { exact: true }).waitFor()
+      },
+      TEST_MS,
+    )
+
+    it(
+      "an operator cancels a waiting run from its page, and the page shows it cancelled with the reason",
+      async () => {
+        const refund = await Fixture.startRefund(fixture())
+        const { page } = await open()
+        await Browser.signIn(page, fixture().tokens.ops)
+        await page.goto(`${fixture().base}/console#/runs/${refund.run}`)
+        await Browser.fact(page, "Waiting for").filter({ hasText: "event agentplane.task.decided" }).waitFor()
+        await page.getByLabel("Reason").fill("customer withdrew")
+        await page.getByRole("button", { name: "Request cancellation" }).click()
+        await page.getByText("Cancellation requested.", { exact: true }).waitFor()
+        // The runtime honours it at the run's wait, in the background; the page re-reads the run.
+        await Browser.fact(page, "Outcome")
+          .filter({ hasText: /^cancelled$/ })
+          .waitFor()
+        expect(await Browser.fact(page, "Reason").textContent()).toBe("cancelled by ops: customer withdrew")
+        await audit(page, "run-cancelled")
       },
       TEST_MS,
     )

@@ -23,6 +23,7 @@ export const worklist: Page = async ({ main, current }) => {
     region,
   )
   let shown: ReadonlySet<string> | undefined
+  let last: string | undefined
   const refresh = async () => {
     const answer = await Api.get("/tasks?limit=200")
     if (!current()) return
@@ -41,6 +42,14 @@ export const worklist: Page = async ({ main, current }) => {
       if (fresh.length > 0) announce(`${fresh.length} new task${fresh.length === 1 ? "" : "s"} in the worklist`)
     }
     shown = ids
+    // Unchanged, the list is left as it is: redrawing it would take a keyboard user's focus away.
+    const drawn = JSON.stringify(answer.body)
+    if (drawn === last) return
+    last = drawn
+    const focusedLink =
+      document.activeElement instanceof HTMLAnchorElement && region.contains(document.activeElement)
+        ? document.activeElement.getAttribute("href")
+        : null
     const mine = tasks.filter((t) => t.mayDecide)
     const others = tasks.filter((t) => !t.mayDecide)
     fill(
@@ -56,6 +65,8 @@ export const worklist: Page = async ({ main, current }) => {
           ],
       answer.body.truncated ? h("p", { class: "note" }, "More tasks wait than are shown here.") : null,
     )
+    // A new task arriving keeps the focus on the task it was on.
+    if (focusedLink !== null) region.querySelector<HTMLElement>(`a[href="${CSS.escape(focusedLink)}"]`)?.focus()
   }
   await refresh()
   const timer = setInterval(() => void refresh(), POLL_MS)
