@@ -4,12 +4,13 @@
  * throwaway database and file of its own, removed at the end, on error and on Ctrl-C.
  */
 import { readFileSync } from "node:fs"
-import { cpus, loadavg, totalmem } from "node:os"
+import { cpus, totalmem } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import Database from "better-sqlite3"
 import * as Databases from "./Databases.js"
 import * as Growth from "./Growth.js"
+import { load, speedCheck } from "./Machine.js"
 import * as Report from "./Report.js"
 import * as RuntimeBench from "./Runtime.js"
 import * as Throughput from "./Throughput.js"
@@ -78,35 +79,6 @@ const main = async () => {
     await cleanup()
   }
 }
-
-/**
- * Milliseconds a fixed piece of single-core work takes (integer arithmetic, then JSON in and out,
- * the kind of work a wake-up does): the machine's speed at the moment, since the same code on the
- * same idle VM has run at rates 1.6× apart an hour apart. The best of three, to skip a stray pause.
- */
-const speedCheck = (): number => {
-  let best = Number.POSITIVE_INFINITY
-  for (let round = 0; round < 3; round++) {
-    const start = performance.now()
-    let x = 0
-    for (let i = 0; i < 10_000_000; i++) x = (x * 31 + i) | 0
-    let kept = 0
-    for (let i = 0; i < 100_000; i++)
-      kept += (JSON.parse(JSON.stringify({ i, s: "x".repeat(20), a: [1, 2, 3] })) as { i: number }).i & 1
-    best = Math.min(best, performance.now() - start)
-    sink = x + kept
-  }
-  return best
-}
-
-/** Where `speedCheck` leaves its results, so no loop of it is work nothing reads. */
-export let sink = 0
-
-/** The 1 / 5 / 15 minute load averages: the bench shares the machine's cores with whatever else runs. */
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" / ")
 
 const versions = async (pgUrl: string): Promise<string> => {
   const sqlite = new Database(":memory:")
