@@ -6,9 +6,10 @@
  * unique key per run, one `runPromise` per run as the runtime rows call it, on a pool of the
  * cell's concurrency, in the bench database. DBOS (`bench/peers/Dbos.ts`): a workflow of two
  * `DBOS.runStep` calls, each returning n + 1, started under a unique workflow id and awaited, its
- * system tables in a throwaway database of its own, on a pool of the concurrency but at least
- * DBOS's default of 10 (below that it starves itself: its result polling and notification reads
- * share the pool, and a pool of 1 ran 200 sequential workflows in 77 s instead of 4).
+ * system tables in a throwaway database of its own, on a pool of the concurrency plus one (its
+ * LISTEN/NOTIFY listener holds one connection of the same pool for as long as it is launched) but
+ * at least DBOS's default of 10 (on a pool of 1 the listener left the work none to spare, and 200
+ * sequential workflows took 77 s instead of 4).
  *
  * **A round** times, at concurrency 1 and then 16, both sides one after the other (agentplane
  * first in odd rounds, DBOS first in even ones, so neither always runs on the warmer or the
@@ -204,7 +205,8 @@ const agentplaneSide = (db: Databases.Throwaway): Opener => ({
 const dbosSide = (dbos: Databases.Throwaway): Opener => ({
   database: dbos.pgName,
   open: async (concurrency) => {
-    const pool = Math.max(concurrency, DBOS_MIN_POOL)
+    // One more than the callers: DBOS's LISTEN/NOTIFY listener keeps one connection of this pool.
+    const pool = Math.max(concurrency + 1, DBOS_MIN_POOL)
     // Loaded here, not at the top: a bench run without `--peers` never loads the DBOS SDK.
     const Dbos = await import("./peers/Dbos.js")
     const peer = await Dbos.launch(dbos.pgUrl, pool)

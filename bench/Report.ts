@@ -124,7 +124,7 @@ export const renderPeers = (env: Environment, peers: Peers.Results): string => {
     ),
     "",
     "Per round: runs/s, p50 / p99 ms, client CPU µs per run, server commits per run (idle pass subtracted); " +
-      "**ratio** = agentplane runs/s over DBOS runs/s in the same round. Pool: agentplane the concurrency, DBOS the concurrency but at least its default of " +
+      "**ratio** = agentplane runs/s over DBOS runs/s in the same round. Pool: agentplane the concurrency, DBOS the concurrency + 1 (its listener keeps one) but at least its default of " +
       `${Peers.DBOS_MIN_POOL}.`,
     "",
     "| round | c | agentplane runs/s | p50 / p99 | CPU µs/run | commits/run | DBOS runs/s | p50 / p99 | CPU µs/run | commits/run | ratio |",
