@@ -27,9 +27,10 @@ export interface Throwaway {
 
 export const ADMIN_URL = process.env.DATABASE_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres"
 
-export const create = async (): Promise<Throwaway> => {
+/** A fresh database and file; `suffix` tells apart a second one the same process makes in the same second. */
+export const create = async (suffix = ""): Promise<Throwaway> => {
   const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14)
-  const pgName = `agentplane_bench_${stamp}_${process.pid}`
+  const pgName = `agentplane_bench_${stamp}_${process.pid}${suffix}`
   await admin(`CREATE DATABASE ${pgName}`)
   const url = new URL(ADMIN_URL)
   url.pathname = `/${pgName}`

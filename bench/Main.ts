@@ -1,15 +1,19 @@
 /**
  * `npm run bench [-- --quick]`: every store hot path against its raw ceiling on PostgreSQL and
  * SQLite, then the growth reads, then the results section of BENCHMARKS.md rewritten. Runs in a
- * throwaway database and file of its own, removed at the end, on error and on Ctrl-C.
+ * throwaway database and file of its own, removed at the end, on error and on Ctrl-C. `--peers`
+ * adds the peer cell (agentplane against DBOS Transact, `bench/Peers.ts`), whose DBOS system
+ * tables live in a second throwaway database, removed likewise.
  */
 import { readFileSync } from "node:fs"
-import { cpus, loadavg, totalmem } from "node:os"
+import { cpus, totalmem } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import Database from "better-sqlite3"
 import * as Databases from "./Databases.js"
 import * as Growth from "./Growth.js"
+import { load, speedCheck } from "./Machine.js"
+import * as Peers from "./Peers.js"
 import * as Report from "./Report.js"
 import * as RuntimeBench from "./Runtime.js"
 import * as Throughput from "./Throughput.js"
@@ -20,20 +24,24 @@ const main = async () => {
   const skipGrowth = args.includes("--no-growth")
   const skipThroughput = args.includes("--no-throughput")
   const skipRuntime = args.includes("--no-runtime")
+  const peers = args.includes("--peers")
   const log = (line: string) => process.stdout.write(`${line}\n`)
   const started = performance.now()
   const loadAtStart = load()
   const speedAtStart = speedCheck()
   const db = await Databases.create()
-  log(`bench: database ${db.pgName}, sqlite ${db.sqliteFile}${quick ? " (quick)" : ""}`)
+  const dbosDb = peers ? await Databases.create("_dbos") : undefined
+  log(
+    `bench: database ${db.pgName}${dbosDb === undefined ? "" : ` and ${dbosDb.pgName} (DBOS)`}, sqlite ${db.sqliteFile}${quick ? " (quick)" : ""}`,
+  )
   let removing: Promise<void> | undefined
   const cleanup = () => {
-    removing ??= db.remove()
+    removing ??= Promise.all([db.remove(), dbosDb?.remove()]).then(() => undefined)
     return removing
   }
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
-      log(`bench: ${signal}, dropping ${db.pgName}`)
+      log(`bench: ${signal}, dropping ${db.pgName}${dbosDb === undefined ? "" : ` and ${dbosDb.pgName}`}`)
       void cleanup().finally(() => process.exit(130))
     })
   }
@@ -47,6 +55,7 @@ const main = async () => {
           log,
         })
     const runtime = skipRuntime ? undefined : await RuntimeBench.run(db, { quick, log })
+    const peer = dbosDb === undefined ? undefined : await Peers.run(db, dbosDb, { quick, rounds: quick ? 3 : 5, log })
     const seconds = (performance.now() - started) / 1000
     const env: Report.Environment = {
       date: new Date().toISOString().slice(0, 16).replace("T", " "),
@@ -58,7 +67,7 @@ const main = async () => {
       command: `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`,
       seconds,
       load: `load average (1 / 5 / 15 min) ${loadAtStart} at the start, ${load()} at the end, on ${cpus().length} cores`,
-      speed: `a fixed single-core workload (\`speedCheck\` in bench/Main.ts) took ${speedAtStart.toFixed(0)} ms at the start and ${speedCheck().toFixed(0)} ms at the end; lower is faster. This VM's speed has drifted by up to 1.6× within an hour at the same load, so compare figures of one run, or of runs with a like check`,
+      speed: `a fixed single-core workload (\`speedCheck\` in bench/Machine.ts) took ${speedAtStart.toFixed(0)} ms at the start and ${speedCheck().toFixed(0)} ms at the end; lower is faster. This VM's speed has drifted by up to 1.6× within an hour at the same load, so compare figures of one run, or of runs with a like check`,
     }
     const path = join(import.meta.dirname, "..", "BENCHMARKS.md")
     const sections: Array<string> = []
@@ -72,41 +81,26 @@ const main = async () => {
       Report.write(path, section, Report.RUNTIME_START, Report.RUNTIME_END)
       sections.push(section)
     }
+    if (peer !== undefined) {
+      const section = Report.renderPeers(
+        {
+          ...env,
+          mode: quick
+            ? "quick: 3 rounds, each side's cell up to 100 runs or 0.3 s"
+            : "full: 5 rounds, each side's cell up to 2,000 runs or 3 s",
+          versions: `${env.versions}, @dbos-inc/dbos-sdk ${pkg("@dbos-inc/dbos-sdk")}`,
+        },
+        peer,
+      )
+      Report.write(path, section, Report.PEERS_START, Report.PEERS_END)
+      sections.push(section)
+    }
     log(`\nbench: ${path} rewritten in ${seconds.toFixed(0)} s\n`)
     for (const section of sections) log(section)
   } finally {
     await cleanup()
   }
 }
-
-/**
- * Milliseconds a fixed piece of single-core work takes (integer arithmetic, then JSON in and out,
- * the kind of work a wake-up does): the machine's speed at the moment, since the same code on the
- * same idle VM has run at rates 1.6× apart an hour apart. The best of three, to skip a stray pause.
- */
-const speedCheck = (): number => {
-  let best = Number.POSITIVE_INFINITY
-  for (let round = 0; round < 3; round++) {
-    const start = performance.now()
-    let x = 0
-    for (let i = 0; i < 10_000_000; i++) x = (x * 31 + i) | 0
-    let kept = 0
-    for (let i = 0; i < 100_000; i++)
-      kept += (JSON.parse(JSON.stringify({ i, s: "x".repeat(20), a: [1, 2, 3] })) as { i: number }).i & 1
-    best = Math.min(best, performance.now() - start)
-    sink = x + kept
-  }
-  return best
-}
-
-/** Where `speedCheck` leaves its results, so no loop of it is work nothing reads. */
-export let sink = 0
-
-/** The 1 / 5 / 15 minute load averages: the bench shares the machine's cores with whatever else runs. */
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" / ")
 
 const versions = async (pgUrl: string): Promise<string> => {
   const sqlite = new Database(":memory:")

@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import type * as Growth from "./Growth.js"
 import type { Figures } from "./Harness.js"
+import * as Peers from "./Peers.js"
 import * as RuntimeBench from "./Runtime.js"
 import type * as Throughput from "./Throughput.js"
 
@@ -13,6 +14,9 @@ export const END = "<!-- bench:results:end -->"
 /** The runtime rows have a block of their own, so a run of one part (`--no-runtime` …) leaves the other's results in place. */
 export const RUNTIME_START = "<!-- bench:runtime:start -->"
 export const RUNTIME_END = "<!-- bench:runtime:end -->"
+/** The peer cell (`--peers`) likewise. */
+export const PEERS_START = "<!-- bench:peers:start -->"
+export const PEERS_END = "<!-- bench:peers:end -->"
 
 /** The throughput target (issue 15): every store operation at concurrency 16 on pg reaches this share of its ceiling. */
 export const RATIO_TARGET = 0.85
@@ -104,6 +108,49 @@ export const render = (
 /** The runtime block: its own header, then the rows of `bench/Runtime.ts`. */
 export const renderRuntime = (env: Environment, runtime: RuntimeBench.Results): string =>
   [...header(env), ...runtimeSection(runtime)].join("\n")
+
+/** The peer block: its own header, each round's machine reading, the rows of every round, then the medians (all rounds, and quiet rounds only). */
+export const renderPeers = (env: Environment, peers: Peers.Results): string => {
+  const loaded = new Map(peers.rounds.map((r) => [r.round, r.loaded]))
+  const lines: Array<string> = [...header(env)]
+  lines.push(
+    "Rounds: the speed check (ms, lower is faster) and the load average read at each round's start; " +
+      `**loaded** when the check took more than ${Peers.LOADED_SPEED}× the fastest round's or the 1-minute load reached the core count.`,
+    "",
+    "| round | speed check ms | load (1 / 5 / 15 min) | |",
+    "|--:|--:|--:|---|",
+    ...peers.rounds.map(
+      (r) => `| ${r.round} | ${r.speedMs.toFixed(0)} | ${r.load} | ${r.loaded ? "loaded" : "quiet"} |`,
+    ),
+    "",
+    "Per round: runs/s, p50 / p99 ms, client CPU µs per run, server commits per run (idle pass subtracted); " +
+      "**ratio** = agentplane runs/s over DBOS runs/s in the same round. Pool: agentplane the concurrency, DBOS the concurrency + 1 (its listener keeps one) but at least its default of " +
+      `${Peers.DBOS_MIN_POOL}.`,
+    "",
+    "| round | c | agentplane runs/s | p50 / p99 | CPU µs/run | commits/run | DBOS runs/s | p50 / p99 | CPU µs/run | commits/run | ratio |",
+    "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ...peers.rows.map(
+      (r) =>
+        `| ${r.round}${loaded.get(r.round) ? " (loaded)" : ""} | ${r.concurrency} | ${rate(r.agentplane.figures)} | ${lat(r.agentplane.figures)} | ${r.agentplane.figures.cpuPerOp.toFixed(0)} | ${r.agentplane.commits.toFixed(2)} | ${rate(r.dbos.figures)} | ${lat(r.dbos.figures)} | ${r.dbos.figures.cpuPerOp.toFixed(0)} | ${r.dbos.commits.toFixed(2)} | ${ratio(r.ratio)} |`,
+    ),
+    "",
+    "Medians over the rounds; **ratio** is the median of the per-round ratios, not the ratio of the medians.",
+    "",
+    "| rounds | c | agentplane runs/s | p50 / p99 | CPU µs/run | commits/run | DBOS runs/s | p50 / p99 | CPU µs/run | commits/run | ratio |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  )
+  for (const quietOnly of [false, true]) {
+    for (const m of Peers.medians(peers, quietOnly)) {
+      const side = (s: Peers.SideMedians) =>
+        `${s.perSec.toFixed(0)} | ${s.p50.toFixed(2)} / ${s.p99.toFixed(2)} | ${s.cpuPerOp.toFixed(0)} | ${s.commits.toFixed(2)}`
+      lines.push(
+        `| ${quietOnly ? "quiet" : "all"} (${m.rounds}) | ${m.concurrency} | ${side(m.agentplane)} | ${side(m.dbos)} | ${ratio(m.ratio)} |`,
+      )
+    }
+  }
+  if (peers.rounds.every((r) => r.loaded)) lines.push("| quiet (0) | – | no round was quiet | | | | | | | | |")
+  return lines.join("\n")
+}
 
 /** Replaces the section between the markers in `path` (appending the markers if absent). */
 export const write = (path: string, section: string, start = START, end = END): void => {

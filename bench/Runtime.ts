@@ -187,7 +187,8 @@ const twice = (name: string) =>
 const first = twice("bench.first")
 const second = twice("bench.second")
 
-const TwoEffects = RunDefinition.make({
+/** The two-effect run every runtime row times (admit, two mutating effects, seal); the peer cell runs it too. */
+export const TwoEffects = RunDefinition.make({
   capability: "bench.two_effects",
   input: Schema.Struct({ n: Schema.Number }),
   output: Schema.Number,
@@ -235,7 +236,7 @@ const Long = RunDefinition.make({
   ],
 })
 
-type Services = Runtime.Runtime | SqlStores.Stores | SqlClient.SqlClient
+export type Services = Runtime.Runtime | SqlStores.Stores | SqlClient.SqlClient
 
 const count = (n: number) => n.toLocaleString("en-US")
 
@@ -457,7 +458,8 @@ const eventLatency = async (
   }
 }
 
-const runtimeOn = (db: Databases.Throwaway, dialect: Dialect, size: number) => {
+/** The runtime with every bench definition registered, on a pool of `size` (PostgreSQL) or the bench's SQLite file. */
+export const runtimeOn = (db: Databases.Throwaway, dialect: Dialect, size: number) => {
   const client =
     dialect === "pg"
       ? PgBackend.layerClient({ url: db.pgUrl, maxConnections: size })
@@ -533,7 +535,7 @@ const commitsPerRun = async (db: Databases.Throwaway, concurrency: number, runs:
 }
 
 /** `xact_commit` of the database once it stops moving: read from the admin database, so the reads add none. */
-const settledCommits = async (database: string): Promise<number> => {
+export const settledCommits = async (database: string): Promise<number> => {
   const client = new pg.Client({ connectionString: Databases.ADMIN_URL })
   await client.connect()
   try {
