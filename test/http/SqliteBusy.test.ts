@@ -2,10 +2,11 @@
  * On SQLite, a request waiting for another process's write lock does not freeze the server
  * (issue 33): a second process holds the lock (`BEGIN IMMEDIATE`) while a POST waits for it, and
  * `/healthz` answers meanwhile, before the lock is released; once it is, the POST is served. No
- * time is asserted: only the order of what answered.
+ * time is asserted: only the order of what answered. A store file deleted or replaced under the
+ * running server is found before a write is acknowledged: 503 `store_gone`.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { copyFileSync, mkdtempSync, renameSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "@effect/vitest"
@@ -75,6 +76,42 @@ describe("SQLite under another process's write lock", () => {
             } finally {
               holder.kill()
             }
+          }),
+        { stores },
+      ).pipe(Effect.provide(stores), Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+    }),
+  )
+})
+
+describe("a SQLite file deleted or replaced under the server", () => {
+  it.live("a write is refused 503 store_gone, never acknowledged", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "gone-"))
+      const file = join(dir, "plane.db")
+      const stores = SqliteBackend.layer({ filename: file })
+      yield* Http.withServer(
+        (f) =>
+          Effect.gen(function* () {
+            const halt = (reason: string) =>
+              f.raw("PUT", "/admin/halt", {
+                as: "ada",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ reason }),
+              })
+            const unhalt = () => f.raw("DELETE", "/admin/halt", { as: "ada" })
+            assert.strictEqual((yield* halt("before")).status, 204)
+            assert.strictEqual((yield* unhalt()).status, 204)
+            // Replaced: another file (a restored backup, say) now has the path.
+            copyFileSync(file, join(dir, "copy.db"))
+            renameSync(join(dir, "copy.db"), file)
+            const replaced = yield* halt("after a replace")
+            assert.strictEqual(replaced.status, 503, replaced.text)
+            assert.deepStrictEqual((replaced.json as { reason: string }).reason, "store_gone")
+            // Deleted.
+            rmSync(file)
+            const deleted = yield* halt("after a delete")
+            assert.strictEqual(deleted.status, 503, deleted.text)
+            assert.deepStrictEqual((deleted.json as { reason: string }).reason, "store_gone")
           }),
         { stores },
       ).pipe(Effect.provide(stores), Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))

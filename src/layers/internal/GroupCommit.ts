@@ -40,6 +40,8 @@ export interface Options {
   readonly inTransaction: () => boolean
   /** How long a batch tries again when BEGIN IMMEDIATE finds another process's write lock, milliseconds. */
   readonly busyTimeoutMs?: number
+  /** Checked before COMMIT: a failure (the file is gone) rolls the batch back and answers every member with it. */
+  readonly beforeCommit?: () => Exit.Exit<void, SqlError>
 }
 
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -75,7 +77,11 @@ export const make = (options: Options): Write => {
         return Effect.void
       }
       return Effect.map(runFrom(batch, 0), () => {
-        if (doubt !== undefined) end(batch, doubt)
+        const intact = doubt === undefined ? (options.beforeCommit?.() ?? Exit.void) : Exit.void
+        if (Exit.isFailure(intact)) {
+          exec("ROLLBACK")
+          end(batch, intact)
+        } else if (doubt !== undefined) end(batch, doubt)
         else {
           const committed = exec("COMMIT")
           // A COMMIT refused as busy leaves the transaction open on the one connection.

@@ -15,6 +15,8 @@
  * asynchronous sleep (`Busy.retry`), with the process lock given back in between, until
  * `busyTimeoutMs` has passed; then the busy error stands (a 503 `busy`).
  */
+
+import { statSync } from "node:fs"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, Statement } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
@@ -25,6 +27,7 @@ import * as Busy from "./Busy.js"
 import * as Driver from "./Driver.js"
 import * as GroupCommit from "./GroupCommit.js"
 import * as Lock from "./Lock.js"
+import * as Sql from "./Sql.js"
 
 export interface Options {
   readonly filename: string
@@ -61,6 +64,16 @@ export const make = (options: Options) =>
       (db) => Effect.sync(() => db.close()),
     )
     const lock = Lock.make()
+    // The file as opened: a write is acknowledged only while the path still names this file.
+    const opened = identity(options.filename)
+    const intact = (): Exit.Exit<void, SqlError> => {
+      const now = identity(options.filename)
+      if (opened !== undefined && now === opened) return Exit.void
+      const cause = Object.assign(new Error(`the SQLite file ${options.filename} was deleted or replaced`), {
+        code: Sql.STORE_GONE,
+      })
+      return Exit.fail(new SqlError({ cause, message: `store gone: ${options.filename}` }))
+    }
     const patience = Math.max(0, Math.round(options.busyTimeoutMs))
     const statements = new Map<string, Database.Statement>()
 
@@ -79,9 +92,12 @@ export const make = (options: Options) =>
     const all = (text: string, params: ReadonlyArray<unknown>): Exit.Exit<ReadonlyArray<Driver.Row>, SqlError> => {
       try {
         const statement = prepared(text)
-        if (statement.reader) return Exit.succeed(statement.all(...params) as ReadonlyArray<Driver.Row>)
-        statement.run(...params)
-        return Exit.succeed(NO_ROWS)
+        let rows = NO_ROWS
+        if (statement.reader) rows = statement.all(...params) as ReadonlyArray<Driver.Row>
+        else statement.run(...params)
+        // A write outside a transaction (RETURNING ones included) committed by itself: it is not
+        // acknowledged on a file that is gone.
+        return statement.readonly || db.inTransaction ? Exit.succeed(rows) : Exit.as(intact(), rows)
       } catch (cause) {
         return Exit.fail(new SqlError({ cause, message: "Failed to execute statement" }))
       }
@@ -177,6 +193,9 @@ export const make = (options: Options) =>
       exec,
       inTransaction: () => db.inTransaction,
       busyTimeoutMs: patience,
+      // A file deleted or replaced under the server takes every write after it with it: refused
+      // before COMMIT, so no write is acknowledged that a restart would not find (one stat a batch).
+      beforeCommit: intact,
     })
 
     const driver: Driver.Driver["Type"] = {
@@ -242,5 +261,15 @@ export const make = (options: Options) =>
 // internal
 
 const CACHE = 500
+
+/** The file's device and inode, or `undefined` when there is none at the path. */
+const identity = (filename: string): string | undefined => {
+  try {
+    const stat = statSync(filename)
+    return `${stat.dev}:${stat.ino}`
+  } catch {
+    return undefined
+  }
+}
 
 const NO_ROWS: ReadonlyArray<Driver.Row> = []
