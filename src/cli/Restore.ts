@@ -5,6 +5,8 @@
  * codes: 0 restored; 2 the export is damaged and nothing was written; 3 refused (the tenant
  * holds history this export lacks, or the export lists unreadable runs); 1 any other failure.
  */
+
+import { existsSync, rmSync } from "node:fs"
 import { Command, Options } from "@effect/cli"
 import { Config, Console, Effect, Schema } from "effect"
 import * as Heap from "../archive/Heap.js"
@@ -34,6 +36,9 @@ export const command = Command.make(
     Effect.gen(function* () {
       const id = yield* tenantId(tenant)
       const lines = yield* readLines(input)
+      // Opening a SQLite path creates the file; a restore refused for damage wrote nothing, so
+      // a file it created is removed rather than left as an empty store to be mistaken for one.
+      const created = !Store.isPostgres(store) && !existsSync(store)
       const progress = yield* Progress.onStderr("restore", quiet)
       const collect = Heap.collector()
       let heard = 0
@@ -55,6 +60,11 @@ export const command = Command.make(
         }),
       )
       yield* progress.finish
+      if ("error" in outcome && outcome.code === 2 && created) {
+        yield* Effect.sync(() => {
+          for (const file of [store, `${store}-wal`, `${store}-shm`]) rmSync(file, { force: true })
+        })
+      }
       if ("error" in outcome) {
         yield* Console.error(Report.line(outcome.error))
         yield* Console.log(
