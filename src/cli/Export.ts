@@ -44,6 +44,12 @@ export const readLines = (path: string) =>
 /** Exit codes a script can branch on; `runMain` leaves a successful exit's code alone. */
 export const exitWith = (code: number) => Effect.sync(() => (process.exitCode = code))
 
+/** Standard output's reader closed it (EPIPE). */
+const closedPipe = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  (error as { readonly cause?: { readonly code?: unknown } }).cause?.code === "EPIPE"
+
 const out = Options.text("out").pipe(
   Options.withDescription("file to write, or - for standard output (env AGENTPLANE_OUT; default -)"),
   Options.withFallbackConfig(Config.string("AGENTPLANE_OUT")),
@@ -73,9 +79,14 @@ export const command = Command.make(
         Stream.provideService(Tenant.Tenant, id),
       )
       const partial = `${out}.partial`
-      yield* Stream.run(bytes, out === "-" ? NodeSink.stdout : fs.sink(partial)).pipe(
+      const whole = yield* Stream.run(bytes, out === "-" ? NodeSink.stdout : fs.sink(partial)).pipe(
         Effect.provide(ArchiveStore.layer(store, timeouts)),
+        Effect.as(true),
+        // `export | head -1`: the reader went away. Said as a shell says it (128 + SIGPIPE), not
+        // as success and not as a failure of ours ("Unknown: Stream.stdout").
+        Effect.catchIf(closedPipe, () => Effect.succeed(false)),
       )
+      if (!whole) return yield* exitWith(141)
       if (out !== "-") yield* fs.rename(partial, out)
       yield* progress.finish
       const end = Format.parse(trailer)

@@ -5,11 +5,14 @@
  * codes: 0 restored; 2 the export is damaged and nothing was written; 3 refused (the tenant
  * holds history this export lacks, or the export lists unreadable runs); 1 any other failure.
  */
+
+import { existsSync } from "node:fs"
 import { Command, Options } from "@effect/cli"
 import { Config, Console, Effect, Schema } from "effect"
 import * as Heap from "../archive/Heap.js"
 import * as Progress from "../archive/Progress.js"
 import * as Restore from "../archive/Restore.js"
+import * as Verify from "../archive/Verify.js"
 import * as Tenant from "../domain/Tenant.js"
 import { exitWith, quiet, readLines, tenant, tenantId } from "./Export.js"
 import * as Report from "./Report.js"
@@ -34,6 +37,21 @@ export const command = Command.make(
     Effect.gen(function* () {
       const id = yield* tenantId(tenant)
       const lines = yield* readLines(input)
+      // Opening a SQLite path creates the file: into a file that is not there yet, the export is
+      // checked first, with no store open, so a refusal for damage leaves no empty store behind
+      // to be mistaken for a restored one (deleting it afterwards would race another process
+      // that opened the same new file meanwhile).
+      if (!Store.isPostgres(store) && !existsSync(store)) {
+        const damaged = yield* Verify.lines(lines, () => Effect.void).pipe(
+          Effect.as(undefined),
+          Effect.catchTag("ExportDamaged", (e) => Effect.succeed(e)),
+        )
+        if (damaged !== undefined) {
+          yield* Console.error(Report.line(damaged))
+          yield* Console.log(JSON.stringify({ restored: false, error: damaged._tag, detail: damaged.message }))
+          return yield* exitWith(2)
+        }
+      }
       const progress = yield* Progress.onStderr("restore", quiet)
       const collect = Heap.collector()
       let heard = 0

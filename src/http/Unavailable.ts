@@ -10,7 +10,9 @@ import type { Backend } from "../errors/StoreError.js"
 /**
  * `lock_timeout`: a lock was held elsewhere too long; `statement_timeout`: a statement ran too
  * long; `pool_exhausted`: every connection was busy; `connect_failed`: the database could not be
- * reached; `busy`: another process held SQLite's write lock; `backend`: any other failure.
+ * reached; `busy`: another process held SQLite's write lock; `store_gone`: the SQLite file was
+ * deleted or replaced under the server, so nothing written since would survive; `backend`: any
+ * other failure.
  */
 export const Reason = Schema.Literal(
   "lock_timeout",
@@ -18,6 +20,7 @@ export const Reason = Schema.Literal(
   "pool_exhausted",
   "connect_failed",
   "busy",
+  "store_gone",
   "backend",
 )
 export type Reason = typeof Reason.Type
@@ -43,5 +46,6 @@ const MESSAGES: Readonly<Record<Reason, string>> = {
   pool_exhausted: "every store connection is busy",
   connect_failed: "the store cannot be reached",
   busy: "the store is locked by another process",
+  store_gone: "the store's file was deleted or replaced under the server; an operator must restart it",
   backend: "the store failed",
 }

@@ -3,6 +3,7 @@
  * library streams, standard output gets the same bytes, a pipe shows no progress, a terminal
  * shows counts and a rate, and `--quiet` silences it.
  */
+import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { Effect } from "effect"
 import { afterAll, describe, it } from "vitest"
@@ -11,6 +12,7 @@ import * as Tenant from "../../src/domain/Tenant.js"
 import * as Cli from "../archive/Cli.js"
 import { as, exportLines, seed } from "../archive/Support.js"
 import { assert } from "../support/Assert.js"
+import { env } from "../support/Cli.js"
 
 afterAll(Cli.cleanUp)
 
@@ -51,5 +53,36 @@ describe("progress", () => {
     const quiet = await Cli.onTerminal(["export", "--store", store, "--out", out, "--quiet"])
     assert.strictEqual(quiet.code, 0, quiet.stderr)
     assert.isFalse(quiet.stdout.includes("records/s"), JSON.stringify(quiet.stdout))
+  })
+})
+
+describe("a reader that stops early", () => {
+  it("export | head -1: export stops quietly with 141 (as a shell reports SIGPIPE), no error text", {
+    timeout: 120_000,
+  }, async () => {
+    const { store, layer, drop } = await Cli.sqlite.make()
+    try {
+      // Far more than a pipe's buffer, so export is still writing when head has gone.
+      await Effect.runPromise(seed(4_000).pipe(as(Tenant.TenantId.make("acme")), Effect.provide(layer)))
+      const child = spawn(
+        "bash",
+        ["-c", `set -o pipefail; node --import tsx src/cli/Main.ts export --store '${store}' --tenant acme | head -1`],
+        { env: env() as NodeJS.ProcessEnv },
+      )
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (c: Buffer) => {
+        stdout += c.toString("utf8")
+      })
+      child.stderr.on("data", (c: Buffer) => {
+        stderr += c.toString("utf8")
+      })
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+      assert.strictEqual(code, 141, stderr)
+      assert.strictEqual(stderr, "")
+      assert.match(stdout, /^\{[^\n]*"kind":"agentplane\.export\.header"[^\n]*\n$/)
+    } finally {
+      await drop()
+    }
   })
 })

@@ -2,9 +2,10 @@
  * `agentplane restore` as a real process: a fresh store takes the export and exports it back
  * byte for byte; a re-run is a no-op; a damaged export exits 2 with nothing written; a store
  * holding other history exits 3. A restore killed with SIGKILL mid-write is finished by running
- * the same command again.
+ * the same command again. A damaged export refused into a SQLite file that was not there leaves
+ * no file behind.
  */
-import { readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { Effect, Option } from "effect"
 import { afterAll, describe, it } from "vitest"
 import * as Tenant from "../../src/domain/Tenant.js"
@@ -134,5 +135,21 @@ describe("killed", () => {
     assert.isTrue(report.keptRecords > 0)
     sameBut(await Effect.runPromise(exportLines.pipe(as(Tenant.DEFAULT), Effect.provide(target.layer))), lines)
     assert.strictEqual(readFileSync(path, "utf8"), `${lines.join("\n")}\n`)
+  })
+})
+
+describe("a damaged export into a SQLite file that was not there", () => {
+  it("is refused (exit 2) and leaves no store file behind", { timeout: 120_000 }, async () => {
+    const source = await Cli.sqlite.make()
+    const t = Tenant.TenantId.make("acme")
+    await Effect.runPromise(seed(3).pipe(as(t), Effect.provide(source.layer)))
+    const lines = await Effect.runPromise(exportLines.pipe(as(t), Effect.provide(source.layer)))
+    const damaged = lines.map((l, i) =>
+      i === 1 ? l.replace(/"raw":"(.)/, (_, c) => `"raw":"${c === "e" ? "f" : "e"}`) : l,
+    )
+    const store = Cli.scratchFile("never.db")
+    const refused = await Cli.cli(["restore", "--store", store, "--tenant", "acme", "--in", write(damaged)])
+    assert.strictEqual(refused.code, 2, refused.stderr + refused.stdout)
+    for (const file of [store, `${store}-wal`, `${store}-shm`]) assert.isFalse(existsSync(file), file)
   })
 })

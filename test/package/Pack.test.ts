@@ -12,6 +12,7 @@
  *   which compiles SQLite for ~90 s (no prebuilt binary is reachable offline). Its compiled
  *   addon is copied from this repository's node_modules, built by `npm ci` for this very node.
  * The server is started through `npx`, as a user would, and stopped by SIGTERM to npx's pid.
+ * Every export the README documents loads from the tarball, from CommonJS as `npm init -y` makes.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -129,6 +130,43 @@ describe("the packed package", () => {
     )
     assert.strictEqual(await Process.finish(load), 0, load.stderr())
     assert.match(load.stdout(), /node_modules\/agentplane\/dist\/src\/index\.js\nfunction function\n$/)
+
+    // Every export the README documents is there, read as a project made by `npm init -y` reads
+    // it: CommonJS (node's default input), where the ES module loads through import().
+    const documented = [
+      "BlobStore",
+      "BlobStoreFs",
+      "BlobStoreSql",
+      "CaseStore",
+      "Delivery",
+      "Drill",
+      "EraseCase",
+      "eraseCase",
+      "ErasureError",
+      "Kek",
+      "KeyRing",
+      "KeyRingSql",
+      "MemoryBackend",
+      "Migrations",
+      "PgBackend",
+      "Runtime",
+      "SealedStores",
+      "SqliteBackend",
+      "SqlStores",
+      "Sweeper",
+      "TestRuntime",
+    ]
+    const commonJs = Process.start(
+      "node",
+      [
+        "--input-type=commonjs",
+        "-e",
+        `import("agentplane").then((m) => console.log(JSON.stringify(${JSON.stringify(documented)}.filter((n) => m[n] === undefined))))`,
+      ],
+      { cwd: dir },
+    )
+    assert.strictEqual(await Process.finish(commonJs), 0, commonJs.stderr())
+    assert.strictEqual(commonJs.stdout(), "[]\n", "documented exports missing from the package")
 
     // And its declarations type a consumer's code.
     writeFileSync(

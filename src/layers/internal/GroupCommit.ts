@@ -15,7 +15,9 @@
  * SAVEPOINT and RELEASE (ROLLBACK TO on failure, so a member's failure undoes only its own
  * writes), and commits once. The write lock is held only while the leader runs, never across a
  * turn of the scheduler: another connection in the same process (a second instance, the
- * readiness probe) waits synchronously on a busy SQLite file, and would block the leader too.
+ * readiness probe) waits synchronously on a busy SQLite file, and would block the leader too. Nor
+ * is it held while the leader waits for another process's write lock: BEGIN IMMEDIATE is tried
+ * again after a timer, the lock given back in between (`Busy`).
  *
  * Every member answers after the COMMIT, with its own exit if the COMMIT succeeded and with the
  * COMMIT's failure otherwise: a body may have read what an earlier member wrote, so even a
@@ -26,6 +28,7 @@ import { SqlClient } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Deferred, Effect, Exit, FiberRef } from "effect"
+import * as Busy from "./Busy.js"
 import type * as Lock from "./Lock.js"
 
 export interface Options {
@@ -35,6 +38,10 @@ export interface Options {
   readonly exec: (text: string) => Exit.Exit<void, SqlError>
   /** Whether the connection is inside a transaction (SQLite rolls a transaction back by itself after some errors). */
   readonly inTransaction: () => boolean
+  /** How long a batch tries again when BEGIN IMMEDIATE finds another process's write lock, milliseconds. */
+  readonly busyTimeoutMs?: number
+  /** Checked before COMMIT: a failure (the file is gone) rolls the batch back and answers every member with it. */
+  readonly beforeCommit?: () => Exit.Exit<void, SqlError>
 }
 
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -47,17 +54,34 @@ export const make = (options: Options): Write => {
   /** The batch still taking members: its leader has not taken the lock yet. */
   let forming: Array<Member> | undefined
 
-  /** Runs `batch` holding the lock: BEGIN, each member in a savepoint, one COMMIT, every answer, the lock given back. */
-  const run = (batch: ReadonlyArray<Member>): Effect.Effect<void> =>
+  /**
+   * Runs `batch` holding the lock: BEGIN, each member in a savepoint, one COMMIT, every answer, the
+   * lock given back. A BEGIN IMMEDIATE that finds another process's write lock gives the process
+   * lock back, sleeps on a timer and tries again (`Busy`), until `busyTimeoutMs` from `since`.
+   */
+  const run = (batch: ReadonlyArray<Member>, since = Date.now()): Effect.Effect<void> =>
     Effect.suspend(() => {
       const begun = exec(BEGIN)
       if (Exit.isFailure(begun)) {
+        const waited = Date.now() - since
+        if (Busy.isBusy(begun) && waited < (options.busyTimeoutMs ?? 0)) {
+          lock.release()
+          const delay = Math.min(Busy.MAX_DELAY_MS, Math.max(1, waited))
+          return Effect.zipRight(
+            Effect.zipRight(Busy.sleep(delay), lock.take(unmasked)),
+            Effect.suspend(() => run(batch, since)),
+          )
+        }
         end(batch, begun)
         lock.release()
         return Effect.void
       }
       return Effect.map(runFrom(batch, 0), () => {
-        if (doubt !== undefined) end(batch, doubt)
+        const intact = doubt === undefined ? (options.beforeCommit?.() ?? Exit.void) : Exit.void
+        if (Exit.isFailure(intact)) {
+          exec("ROLLBACK")
+          end(batch, intact)
+        } else if (doubt !== undefined) end(batch, doubt)
         else {
           const committed = exec("COMMIT")
           // A COMMIT refused as busy leaves the transaction open on the one connection.

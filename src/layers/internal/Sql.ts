@@ -59,7 +59,14 @@ export const isForeignKeyViolation = (error: SqlError): boolean => {
  * these and ": " (the HTTP layer answers with the reason and keeps the rest for the log), since
  * `Backend` itself carries only its detail.
  */
-export type Reason = "lock_timeout" | "statement_timeout" | "pool_exhausted" | "connect_failed" | "busy" | "backend"
+export type Reason =
+  | "lock_timeout"
+  | "statement_timeout"
+  | "pool_exhausted"
+  | "connect_failed"
+  | "busy"
+  | "store_gone"
+  | "backend"
 
 /** The reason of a driver error: by pg's SQLSTATE, SQLite's code or Node's errno; by pg-pool's wording where it has no code. */
 export const reasonOf = (error: SqlError): Reason => {
@@ -69,6 +76,7 @@ export const reasonOf = (error: SqlError): Reason => {
   // 57014 is any cancellation; the server names the statement timeout in its message.
   if (code === "57014" && /statement timeout/i.test(text)) return "statement_timeout"
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return "busy"
+  if (code === STORE_GONE) return "store_gone"
   // pg-pool's own error for a wait on a full pool that outlasted the acquire timeout.
   if (/timeout exceeded when trying to connect/i.test(text)) return "pool_exhausted"
   // Class 08 is pg's connection exceptions, except 08P01: a protocol violation is a statement
@@ -83,6 +91,9 @@ export const reasonOf = (error: SqlError): Reason => {
   }
   return "backend"
 }
+
+/** The code of the driver's error for a SQLite file deleted or replaced under the open connection (`SqliteDriver`). */
+export const STORE_GONE = "AGENTPLANE_STORE_GONE"
 
 const CONNECTION_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT"])
 

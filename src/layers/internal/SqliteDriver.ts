@@ -8,16 +8,26 @@
  * so no other fiber's statement can land inside it. A single statement needs the lock only while
  * a transaction holds it: the call is synchronous, so nothing else runs while it does. Store
  * write transactions ready at the same time share one COMMIT (`GroupCommit`).
+ *
+ * SQLite's own busy handler is off (`busy_timeout = 0`): better-sqlite3 runs it on the event loop,
+ * so one request waiting for another process's write lock froze the whole server, `/healthz`
+ * included. A statement or a BEGIN IMMEDIATE that SQLite answers busy is tried again after an
+ * asynchronous sleep (`Busy.retry`), with the process lock given back in between, until
+ * `busyTimeoutMs` has passed; then the busy error stands (a 503 `busy`).
  */
+
+import { statSync } from "node:fs"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, Statement } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import * as Busy from "./Busy.js"
 import * as Driver from "./Driver.js"
 import * as GroupCommit from "./GroupCommit.js"
 import * as Lock from "./Lock.js"
+import * as Sql from "./Sql.js"
 
 export interface Options {
   readonly filename: string
@@ -41,7 +51,8 @@ export const make = (options: Options) =>
             db.pragma("journal_mode = WAL")
             // Off by default in SQLite; `NotFound` for a missing parent comes from the foreign keys.
             db.pragma("foreign_keys = ON")
-            db.pragma(`busy_timeout = ${Math.max(0, Math.round(options.busyTimeoutMs))}`)
+            // Waits happen in `Busy.retry`, off the event loop; see the module comment.
+            db.pragma("busy_timeout = 0")
           } catch (cause) {
             db.close()
             throw cause
@@ -53,6 +64,17 @@ export const make = (options: Options) =>
       (db) => Effect.sync(() => db.close()),
     )
     const lock = Lock.make()
+    // The file as opened: a write is acknowledged only while the path still names this file.
+    const opened = identity(options.filename)
+    const intact = (): Exit.Exit<void, SqlError> => {
+      const now = identity(options.filename)
+      if (opened !== undefined && now === opened) return Exit.void
+      const cause = Object.assign(new Error(`the SQLite file ${options.filename} was deleted or replaced`), {
+        code: Sql.STORE_GONE,
+      })
+      return Exit.fail(new SqlError({ cause, message: `store gone: ${options.filename}` }))
+    }
+    const patience = Math.max(0, Math.round(options.busyTimeoutMs))
     const statements = new Map<string, Database.Statement>()
 
     /** The statement for `text`, prepared once; the cache is bounded, since IN lists vary in length. */
@@ -70,9 +92,12 @@ export const make = (options: Options) =>
     const all = (text: string, params: ReadonlyArray<unknown>): Exit.Exit<ReadonlyArray<Driver.Row>, SqlError> => {
       try {
         const statement = prepared(text)
-        if (statement.reader) return Exit.succeed(statement.all(...params) as ReadonlyArray<Driver.Row>)
-        statement.run(...params)
-        return Exit.succeed(NO_ROWS)
+        let rows = NO_ROWS
+        if (statement.reader) rows = statement.all(...params) as ReadonlyArray<Driver.Row>
+        else statement.run(...params)
+        // A write outside a transaction (RETURNING ones included) committed by itself: it is not
+        // acknowledged on a file that is gone.
+        return statement.readonly || db.inTransaction ? Exit.succeed(rows) : Exit.as(intact(), rows)
       } catch (cause) {
         return Exit.fail(new SqlError({ cause, message: "Failed to execute statement" }))
       }
@@ -89,7 +114,7 @@ export const make = (options: Options) =>
 
     const connection: Connection = {
       execute: (text, params, transformRows) =>
-        Effect.suspend(() => all(text, params)).pipe(
+        Busy.retry(() => all(text, params), patience).pipe(
           Effect.map((rows) => (transformRows ? transformRows(rows) : rows)),
         ),
       executeUnprepared: (text, params, transformRows) =>
@@ -162,31 +187,49 @@ export const make = (options: Options) =>
       return Exit.failCause(committed.cause)
     }
 
-    const write = GroupCommit.make({ lock, connection, exec, inTransaction: () => db.inTransaction })
+    const write = GroupCommit.make({
+      lock,
+      connection,
+      exec,
+      inTransaction: () => db.inTransaction,
+      busyTimeoutMs: patience,
+      // A file deleted or replaced under the server takes every write after it with it: refused
+      // before COMMIT, so no write is acknowledged that a restart would not find (one stat a batch).
+      beforeCommit: intact,
+    })
 
     const driver: Driver.Driver["Type"] = {
       dialect: "sqlite",
+      // Each try takes the lock only for its own call, so a busy wait never holds it.
       run: (text, params) =>
         Effect.uninterruptibleMask((restore) =>
-          Effect.suspend(() =>
-            lock.held()
-              ? Effect.zipRight(
-                  lock.take(restore),
-                  Effect.sync(() => {
-                    try {
-                      return all(text, params)
-                    } finally {
-                      lock.release()
-                    }
-                  }).pipe(Effect.flatten),
-                )
-              : all(text, params),
-          ),
+          Busy.retryEffect(
+            Effect.suspend(() =>
+              lock.held()
+                ? Effect.zipRight(
+                    lock.take(restore),
+                    Effect.sync(() => {
+                      try {
+                        return all(text, params)
+                      } finally {
+                        lock.release()
+                      }
+                    }),
+                  )
+                : Effect.succeed(all(text, params)),
+            ),
+            patience,
+          ).pipe(Effect.flatten),
         ),
       // The one connection is this fiber's while it is in a transaction on it; with none, a
-      // statement needs the lock only while a transaction holds it (see the module comment).
-      immediate: (text, params, conn) =>
-        conn === connection || (conn === undefined && !lock.held()) ? all(text, params) : undefined,
+      // statement needs the lock only while a transaction holds it (see the module comment). A
+      // busy answer outside a transaction goes the asynchronous way (`run`), which waits.
+      immediate: (text, params, conn) => {
+        if (conn === connection) return all(text, params)
+        if (conn !== undefined || lock.held()) return undefined
+        const exit = all(text, params)
+        return Busy.isBusy(exit) ? undefined : exit
+      },
       // A write transaction joins the next group commit (GroupCommit); a read transaction, one
       // snapshot, runs on its own.
       transaction: (mode) => (effect) =>
@@ -218,5 +261,15 @@ export const make = (options: Options) =>
 // internal
 
 const CACHE = 500
+
+/** The file's device and inode, or `undefined` when there is none at the path. */
+const identity = (filename: string): string | undefined => {
+  try {
+    const stat = statSync(filename)
+    return `${stat.dev}:${stat.ino}`
+  } catch {
+    return undefined
+  }
+}
 
 const NO_ROWS: ReadonlyArray<Driver.Row> = []
