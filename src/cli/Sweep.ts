@@ -40,7 +40,7 @@ const tenant = Options.text("tenant").pipe(
 
 const tokens = Options.text("tokens").pipe(
   Options.withDescription(
-    "the credential table serve uses (env AGENTPLANE_TOKENS); when given, a --tenant it does not list is refused",
+    "the credential table serve uses (env AGENTPLANE_TOKENS): a --tenant it does not list is refused; absent, any tenant is swept",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_TOKENS")),
   Options.optional,
