@@ -110,6 +110,7 @@ for (const backend of Http.backends()) {
               "/runs",
               "/runs/{run}",
               "/runs/{run}/cancel",
+              "/runs/{run}/journal",
               "/tasks",
               "/tasks/{task}",
               "/tasks/{task}/claim",
