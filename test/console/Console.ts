@@ -86,7 +86,9 @@ export const suite = (backend: Fixture.Backend) =>
         await page.getByText("Decided: approved; the run was resumed.").waitFor()
         // The page then re-reads the task and redraws it, run link included: clicking the link
         // before the redraw can hit the one it replaces (seen once on a loaded machine).
-        await Browser.fact(page, "State").filter({ hasText: /^completed/ }).waitFor()
+        await Browser.fact(page, "State")
+          .filter({ hasText: /^completed/ })
+          .waitFor()
 
         await page.getByRole("link", { name: refund.run }).click()
         await Browser.heading(page, /^Run /)
