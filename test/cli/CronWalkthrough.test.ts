@@ -6,7 +6,7 @@
  * tick's standard output is one JSON document. On a SQLite file both processes share, and on
  * PostgreSQL.
  */
-import { createHash, randomUUID } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import { describe, it } from "vitest"
 import * as Serving from "../runtime-process/Serving.js"
 import { assert } from "../support/Assert.js"
@@ -14,40 +14,18 @@ import { cli, postgres, serve, sqlite } from "../support/Cli.js"
 
 const RUNS = "examples/refund/Serve.ts"
 
-/** A fresh tenant: the agent that proposes the refund, and a reviewer who may decide it. */
-const tenancy = () => {
-  const tenant = `t-cron-${randomUUID()}`
-  const agent = `agent-${randomUUID()}`
-  const reviewer = `reviewer-${randomUUID()}`
-  const digest = (token: string) => createHash("sha256").update(token).digest("hex")
-  return {
-    tenant,
-    agent,
-    reviewer,
-    env: {
-      AGENTPLANE_TOKENS_JSON: JSON.stringify([
-        { digest: digest(agent), tenant, actor: "invoice-bot", roles: ["agent"] },
-        { digest: digest(reviewer), tenant, actor: "alice", roles: ["reviewer"] },
-      ]),
-      AGENTPLANE_POLICY_JSON: JSON.stringify({
-        allow: [
-          { action: "api:task.*", roles: ["reviewer"] },
-          { action: "api:run.*", roles: ["reviewer"] },
-          { action: "api:case.*", roles: ["reviewer"] },
-        ],
-      }),
-    },
-  }
-}
-
 for (const backend of [sqlite, postgres]) {
   describe(`the refund walkthrough with sweep --runs from cron (${backend.name})`, () => {
     it("serve without --sweep-every, a shell loop of sweep --runs: the refund finishes and the case closes", {
       timeout: 240_000,
     }, async () => {
       const { store, drop } = await backend.make()
-      const t = tenancy()
-      const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", RUNS], t.env)
+      // The agent proposing the refund is `invoice-bot`; the reviewer `alice` may decide it.
+      const t = Serving.tenancy("invoice-bot")
+      const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", RUNS], {
+        AGENTPLANE_TOKENS_JSON: t.tokensJson,
+        AGENTPLANE_POLICY_JSON: t.policyJson,
+      })
       try {
         const base = await server.address
         const invoice = `INV-${randomUUID().slice(0, 8)}`
