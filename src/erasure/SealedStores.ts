@@ -119,19 +119,19 @@ const journal = (inner: typeof JournalStore.Service, sealer: () => Sealer.Sealer
     )
   return {
     ...inner,
-    append: (run, epoch, batch, alongside) =>
+    append: (run, epoch, batch, alongside, options) =>
       Effect.suspend(() => {
         const s = sealer()
-        return Effect.flatMap(sealBatch(s, run, batch), (sealed) => inner.append(run, epoch, sealed, alongside)).pipe(
-          Effect.flatMap(openRecords(s)),
-        )
+        return Effect.flatMap(sealBatch(s, run, batch), (sealed) =>
+          inner.append(run, epoch, sealed, alongside, options),
+        ).pipe(Effect.flatMap(openRecords(s)))
       }),
-    seal: (run, epoch, outcome, last, alongside) =>
+    seal: (run, epoch, outcome, last, alongside, options) =>
       last === undefined
-        ? inner.seal(run, epoch, outcome, undefined, alongside)
+        ? inner.seal(run, epoch, outcome, undefined, alongside, options)
         : Effect.suspend(() =>
             Effect.flatMap(sealBatch(sealer(), run, last), (sealed) =>
-              inner.seal(run, epoch, outcome, sealed, alongside),
+              inner.seal(run, epoch, outcome, sealed, alongside, options),
             ),
           ),
     read: (run, from) => Effect.flatMap(inner.read(run, from), (records) => openRecords(sealer())(records)),

@@ -99,6 +99,17 @@ export class DuplicateAdmission extends Schema.TaggedError<DuplicateAdmission>()
   }
 }
 
+/** A guarded append (`AppendOptions.guardCancel`) met the run's stored cancellation request and wrote nothing. */
+export class CancelPending extends Schema.TaggedError<CancelPending>()("CancelPending", {
+  run: Schema.String,
+  actor: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `run ${this.run} has a cancellation request by ${this.actor}: ${this.reason}`
+  }
+}
+
 /** An append or seal under a stale or invented epoch. */
 export class Fenced extends Schema.TaggedError<Fenced>()("Fenced", {
   run: Schema.String,
@@ -168,4 +179,5 @@ export type StoreError =
   | RunSealed
   | LeaseHeld
   | LeaseNotHeld
+  | CancelPending
   | RecordRefused

@@ -12,8 +12,10 @@ import { CaseId, RunId, Seq } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { Tenant } from "../domain/Tenant.js"
 import { Timestamp } from "../domain/Time.js"
+import { Halted } from "../errors/QuotaError.js"
 import {
   Backend,
+  CancelPending,
   Corrupt,
   DuplicateAdmission,
   DuplicateEffect,
@@ -24,7 +26,7 @@ import {
   RecordTooLarge,
   RunSealed,
 } from "../errors/StoreError.js"
-import { formOf, JournalStore } from "../services/JournalStore.js"
+import { type Alongside, formOf, JournalStore } from "../services/JournalStore.js"
 import { decodeRows, digestParam, Int8 } from "./internal/Columns.js"
 import * as Dialect from "./internal/Dialect.js"
 import * as Folds from "./internal/Folds.js"
@@ -225,7 +227,7 @@ export const make = Effect.gen(function* () {
    * which the re-check refuses. A batch built on a stale head writes nothing and is rebuilt on
    * the state read (`appendWithin`).
    */
-  const writePieces = (n: number): ReadonlyArray<string | number> => [
+  const writePieces = (n: number, guard = false): ReadonlyArray<string | number> => [
     "WITH ok AS (SELECT 1 AS ok FROM run_lease WHERE tenant = ",
     0,
     " AND run_id = ",
@@ -242,15 +244,32 @@ export const make = Effect.gen(function* () {
     1,
     "), 0) = CAST(",
     2,
-    " AS BIGINT) FOR UPDATE), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
+    " AS BIGINT)",
+    // A guarded batch (`AppendOptions.guardCancel`) writes nothing over a stored request; the
+    // long way (`writeOnState`) then reads the request and answers CancelPending.
+    ...(guard ? [" AND NOT EXISTS (SELECT 1 FROM run_cancel WHERE tenant = ", 0, " AND run_id = ", 1, ")"] : []),
+    " FOR UPDATE), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
     0,
     ", ",
     1,
     ", r.seq, CAST(",
     3,
-    " AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, (VALUES ",
+    " AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, ",
+    ...recordValues(n, 5),
+    " RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
+    0,
+    ", ",
+    1,
+    ", ",
+    4,
+    `, ${dialect.now} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id)`,
+  ]
+
+  /** `(VALUES …) AS r (…)`: `n` records of seven parameters each, the first at hole `base`. */
+  const recordValues = (n: number, base: number): ReadonlyArray<string | number> => [
+    "(VALUES ",
     ...Array.from({ length: n }, (_, i) => {
-      const at = 5 + 7 * i
+      const at = base + 7 * i
       return [
         i === 0 ? "(CAST(" : ", (CAST(",
         at,
@@ -269,22 +288,75 @@ export const make = Effect.gen(function* () {
         " AS BYTEA))",
       ]
     }).flat(),
-    ") AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw) RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
-    0,
-    ", ",
-    1,
-    ", ",
-    4,
-    `, ${dialect.now} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id)`,
+    ") AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw)",
   ]
 
-  const writeAtOnce = Dialect.perCount((n: number) =>
+  const writeStatement = (n: number, guard: boolean) =>
     dialect.query(WrittenRow, "journal", { named: true })(
       ...Dialect.parts([
-        ...writePieces(n),
+        ...writePieces(n, guard),
         " SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched",
       ]),
-    ),
+    )
+  const writeAtOnce = Dialect.perCount((n: number) => writeStatement(n, false))
+  const writeGuardedAtOnce = Dialect.perCount((n: number) => writeStatement(n, true))
+
+  /**
+   * pg: a new run's opening append (`AppendOptions.open`) in one statement: the tenant's halt
+   * checked, the admission key claimed (`keyed`), the lease taken at epoch 1, the records written
+   * at seq 1… and the activity row touched, each only if everything before it held, so a refusal
+   * at any of them writes nothing, and the answer's counts say which one refused. A concurrent
+   * claim of the same key waits for the other transaction, then conflicts and claims nothing.
+   * Parameters: tenant, run, owner, ttl, the case stamped, the admission key (`keyed` only), then
+   * seven per record.
+   */
+  const openStatement = (n: number, keyed: boolean, guard: boolean) =>
+    dialect.query(OpenedRow, "journal", { named: true })(
+      ...Dialect.parts([
+        "WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM quota_halted WHERE tenant = ",
+        0,
+        ")",
+        // A request stored for a run not yet written: its id was known to whoever asked (its own steps).
+        ...(guard ? [" AND NOT EXISTS (SELECT 1 FROM run_cancel WHERE tenant = ", 0, " AND run_id = ", 1, ")"] : []),
+        ")",
+        ...(keyed
+          ? [
+              ", claimed AS (INSERT INTO run_admission (tenant, key, run_id, admitted_at) SELECT ",
+              0,
+              ", ",
+              5,
+              ", ",
+              1,
+              `, ${dialect.now} FROM ok ON CONFLICT (tenant, key) DO NOTHING RETURNING run_id)`,
+            ]
+          : [", claimed AS (SELECT ok FROM ok)"]),
+        ", leased AS (INSERT INTO run_lease (tenant, run_id, owner, epoch, expires_at) SELECT ",
+        0,
+        ", ",
+        1,
+        ", ",
+        2,
+        `, 1, ${dialect.now} + CAST(`,
+        3,
+        " AS BIGINT) FROM claimed ON CONFLICT (tenant, run_id) DO NOTHING RETURNING epoch)",
+        ", written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
+        0,
+        ", ",
+        1,
+        ", r.seq, 1, r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM leased, ",
+        ...recordValues(n, keyed ? 6 : 5),
+        " RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
+        0,
+        ", ",
+        1,
+        ", ",
+        4,
+        `, ${dialect.now} FROM leased ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id)`,
+        " SELECT (SELECT COUNT(*) FROM ok) AS ok, (SELECT COUNT(*) FROM claimed) AS claimed, (SELECT COUNT(*) FROM leased) AS leased, (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched",
+      ]),
+    )
+  const openStatements = [false, true].map((keyed) =>
+    [false, true].map((guard) => Dialect.perCount((n: number) => openStatement(n, keyed, guard))),
   )
 
   /**
@@ -421,10 +493,13 @@ export const make = Effect.gen(function* () {
     built: ReadonlyArray<Built>,
     at: number,
     seq: number,
+    guard = false,
   ) => {
     const chunk = built.slice(at, at + WRITE_CHUNK)
+    // Only the first chunk carries the guard: the rest follow rows this append just wrote.
+    const statement = guard && at === 0 ? writeGuardedAtOnce : writeAtOnce
     return Effect.map(
-      writeAtOnce(chunk.length)(tenant, run, seq, epoch, lastCase, ...chunk.flatMap((b) => b.row)).pipe(
+      statement(chunk.length)(tenant, run, seq, epoch, lastCase, ...chunk.flatMap((b) => b.row)).pipe(
         Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)),
       ),
       ([written]) => ({
@@ -449,6 +524,7 @@ export const make = Effect.gen(function* () {
     batch: ReadonlyArray<Journal.Append>,
     lastCase: string | null,
     alone: boolean,
+    guard = false,
   ): Effect.Effect<ReadonlyArray<Built> | undefined, SqlError | Backend | Corrupt | RecordTooLarge | DuplicateEffect> =>
     Effect.gen(function* () {
       const guess = alone ? hints.get(hintKey(tenant, run)) : undefined
@@ -457,7 +533,7 @@ export const make = Effect.gen(function* () {
       // only after the seal and the epoch: a sealed run is RunSealed whatever its batch holds.
       const built = yield* Effect.orElseSucceed(build(run, guess, batch), () => undefined)
       if (built === undefined) return undefined
-      const { written, whole } = yield* writeChunk(tenant, run, epoch, lastCase, batch, built, 0, guess.seq)
+      const { written, whole } = yield* writeChunk(tenant, run, epoch, lastCase, batch, built, 0, guess.seq, guard)
       if (whole) return built
       if (written !== undefined && written.written !== 0) return yield* notWritten(`a batch of ${run}`)
       hints.delete(hintKey(tenant, run))
@@ -565,6 +641,7 @@ export const make = Effect.gen(function* () {
     epoch: number,
     batch: ReadonlyArray<Journal.Append>,
     lastCase: string | null,
+    guard = false,
   ) =>
     Effect.gen(function* () {
       const [state] = yield* stateOf(tenant, run)
@@ -572,6 +649,12 @@ export const make = Effect.gen(function* () {
       if (state.sealed !== null) return yield* new RunSealed({ run, outcome: state.sealed })
       if (state.epoch === null || state.epoch !== epoch)
         return yield* new Fenced({ run, held: epoch, current: state.epoch ?? 0 })
+      if (guard) {
+        // A request stored after this read is one that came after the boundary: honoured at the next.
+        const [request] = yield* cancelOf(tenant, run)
+        if (request !== undefined)
+          return yield* new CancelPending({ run, actor: request.actor, reason: request.reason })
+      }
       // The run's own chain, never a global sequence: seq continues from this head.
       let head: Journal.Head =
         state.head_seq === null || state.head_hash === null
@@ -621,12 +704,13 @@ export const make = Effect.gen(function* () {
     batch: ReadonlyArray<Journal.Append>,
     alone: boolean,
     indexOutcomes = true,
+    guard = false,
   ) =>
     Effect.gen(function* () {
       const lastCase = lastCaseOf(batch)
       const built =
-        (yield* writeOnHint(tenant, run, epoch, batch, lastCase, alone)) ??
-        (yield* writeOnState(tenant, run, epoch, batch, lastCase))
+        (yield* writeOnHint(tenant, run, epoch, batch, lastCase, alone, guard)) ??
+        (yield* writeOnState(tenant, run, epoch, batch, lastCase, guard))
       for (const entry of batch) {
         if (entry.kind.kind === "RunAdmitted" && entry.kind.idempotency_key !== undefined) {
           yield* admit(tenant, run, entry.kind.idempotency_key)
@@ -766,17 +850,115 @@ export const make = Effect.gen(function* () {
       return records.length
     })
 
+  /** The halt that refused an opening append. Parameters: tenant. */
+  const haltOf = dialect.query(ReasonRow, "quota_halted", { named: true })`
+    SELECT reason FROM quota_halted WHERE tenant = ${0}`
+
+  /** A new run's lease at epoch 1, only if the run has none. Parameters: tenant, run, owner, ttl. */
+  const takeFreshLease = dialect.command({ named: true })`
+    INSERT INTO run_lease (tenant, run_id, owner, epoch, expires_at)
+    VALUES (${0}, ${1}, ${2}, 1, ${dialect.now} + ${3})
+    ON CONFLICT (tenant, run_id) DO NOTHING
+    RETURNING run_id`
+
+  /** What refused an opening append's first check: the halt, else (guarded) a cancellation request. */
+  const refusedByHalt = (tenant: string, run: RunId) =>
+    Effect.gen(function* () {
+      const [halt] = yield* haltOf(tenant)
+      if (halt !== undefined) return yield* new Halted({ tenant, reason: halt.reason })
+      const [request] = yield* cancelOf(tenant, run)
+      if (request !== undefined) return yield* new CancelPending({ run, actor: request.actor, reason: request.reason })
+      return yield* notWritten("an opening append refused by a halt since lifted")
+    })
+
+  const refusedByLease = (tenant: string, run: RunId) =>
+    Effect.flatMap(heldLease(tenant, run), ([held]) =>
+      Effect.fail(
+        held === undefined
+          ? notWritten(`lease of ${run}`)
+          : new LeaseHeld({
+              run,
+              owner: held.owner,
+              epoch: held.epoch,
+              remainingSecs: Math.max(0, held.expires_at - held.now),
+            }),
+      ),
+    )
+
+  /**
+   * A new run's opening append (`AppendOptions.open`). pg: one autocommitted statement
+   * (`openStatement`) whose counts say what refused it; with an alongside, or a batch longer
+   * than one statement takes, and on sqlite: one transaction making the same checks (the halt,
+   * the lease, then the records with the admission key's claim, which `appendWithin` makes).
+   */
+  const openRun = (
+    tenant: string,
+    run: RunId,
+    open: { readonly owner: string; readonly ttlSecs: number },
+    batch: ReadonlyArray<Journal.Append>,
+    alongside: Alongside | undefined,
+    guard: boolean,
+  ) =>
+    Effect.gen(function* () {
+      const ttl = wholeTtl(open.ttlSecs)
+      const lastCase = lastCaseOf(batch)
+      if (dialect.writableCte && alongside === undefined && batch.length <= WRITE_CHUNK) {
+        // Built first, as every append is: an oversized record is refused before anything else.
+        const built = yield* build(run, { seq: 0, hash: Digest.ZERO }, batch)
+        let key: string | null = null
+        for (const a of batch)
+          if (a.kind.kind === "RunAdmitted" && a.kind.idempotency_key !== undefined) key = a.kind.idempotency_key
+        const statement = openStatements[key === null ? 0 : 1]?.[guard ? 1 : 0] as (typeof openStatements)[0][0]
+        const [row] = yield* statement(built.length)(
+          tenant,
+          run,
+          open.owner,
+          ttl,
+          lastCase,
+          ...(key === null ? [] : [key]),
+          ...built.flatMap((b) => b.row),
+        ).pipe(Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)))
+        if (row === undefined) return yield* notWritten(`the opening of ${run}`)
+        if (row.ok === 0) return yield* refusedByHalt(tenant, run)
+        if (row.claimed === 0 && key !== null) {
+          // The holder, read as a transaction's claim reads it: DuplicateAdmission naming it.
+          yield* admit(tenant, run, key)
+          return yield* notWritten(`admission ${key}`)
+        }
+        if (row.leased === 0) return yield* refusedByLease(tenant, run)
+        if (row.written !== built.length || row.touched !== 1) return yield* notWritten(`the opening of ${run}`)
+        return built.map((b) => b.record)
+      }
+      return yield* dialect.write(
+        Effect.gen(function* () {
+          if ((yield* haltOf(tenant)).length > 0) return yield* refusedByHalt(tenant, run)
+          if (guard && (yield* cancelOf(tenant, run)).length > 0) return yield* refusedByHalt(tenant, run)
+          if ((yield* takeFreshLease(tenant, run, open.owner, ttl)) === 0) return yield* refusedByLease(tenant, run)
+          const records = yield* appendWithin(tenant, run, 1, batch, false)
+          if (alongside !== undefined) yield* alongside
+          return records
+        }),
+      )
+    })
+
   return JournalStore.of({
-    append: (run, epoch, batch, alongside) =>
+    append: (run, epoch, batch, alongside, options) =>
       Effect.flatMap(Tenant, (tenant) =>
         writing(tenant, run, (alone) =>
           Effect.gen(function* () {
-            const written = appendWithin(tenant, run, epoch, batch, alone)
+            if (options?.open !== undefined) {
+              if (epoch !== 1) return yield* new Fenced({ run, held: epoch, current: 0 })
+              const opened = yield* openRun(tenant, run, options.open, batch, alongside, options.guardCancel === true)
+              remember(tenant, run, opened)
+              return opened
+            }
+            const guard = options?.guardCancel === true
+            const written = appendWithin(tenant, run, epoch, batch, alone, true, guard)
             // pg: a batch that is only records, on a remembered head, is one autocommitted
             // statement; admission keys, outcomes and an alongside need the transaction.
             const once =
               alongside === undefined && batch.every((a) => !(a.kind.kind === "RunSealed" || isKeyedAdmission(a)))
-                ? yield* writeOnHint(tenant, run, epoch, batch, lastCaseOf(batch), alone)
+                ? yield* writeOnHint(tenant, run, epoch, batch, lastCaseOf(batch), alone, guard)
                 : undefined
             const records =
               once !== undefined
@@ -864,19 +1046,21 @@ export const make = Effect.gen(function* () {
         return rows.map((r) => r.run_id)
       }).pipe(Sql.orBackend),
 
-    seal: (run, epoch, outcome, last, alongside) =>
+    seal: (run, epoch, outcome, last, alongside, options) =>
       Effect.flatMap(Tenant, (tenant) =>
         writing(tenant, run, (alone) => {
+          const guard = options?.guardCancel === true
           const full = Effect.gen(function* () {
             // Same check as append: the head sealed here is the last one any holder wrote. The
             // run's last records ride in the same transaction, so concluding costs one commit.
             // With a last batch its final record is the head, so only a bare seal reads it.
             let head: Journal.Head
             if (last === undefined) {
+              // A bare seal carries no boundary: there is nothing for a guard to refuse.
               yield* mustHold(tenant, run, epoch)
               head = yield* headOf(tenant, run)
             } else {
-              const records = yield* appendWithin(tenant, run, epoch, last, alone, !dialect.writableCte)
+              const records = yield* appendWithin(tenant, run, epoch, last, alone, !dialect.writableCte, guard)
               const top = records[records.length - 1]
               head = top === undefined ? yield* headOf(tenant, run) : { seq: top.seq, hash: top.hash }
             }
@@ -912,7 +1096,8 @@ export const make = Effect.gen(function* () {
           const form = alongside === undefined ? undefined : formOf(alongside)
           const dropped = form === undefined ? undefined : Folds.asTimerDrop(form.form, dialect.database)
           const drop = dropped?.run === run ? dropped : undefined
-          const hinted = sealOnHint(tenant, run, epoch, outcome, last, alone, drop)
+          // A guarded seal goes the long way, where the state read under the lock finds a request.
+          const hinted = guard ? Effect.succeed(undefined) : sealOnHint(tenant, run, epoch, outcome, last, alone, drop)
           // What follows the hinted statement when it commits on its own: nothing without an
           // alongside, the fold's notice with a folded one; any other alongside needs the transaction.
           const onItsOwn = alongside === undefined ? Effect.void : drop === undefined ? undefined : form?.folded
@@ -1172,6 +1357,8 @@ const StateRow = Schema.Struct({
   head_hash: Schema.NullOr(Schema.Uint8ArrayFromSelf),
 })
 const WrittenRow = Schema.Struct({ written: Int8, touched: Int8 })
+const ReasonRow = Schema.Struct({ reason: Schema.String })
+const OpenedRow = Schema.Struct({ ok: Int8, claimed: Int8, leased: Int8, written: Int8, touched: Int8 })
 
 const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
 const SealedRow = Schema.Struct({ run_id: RunId, indexed: Int8 })

@@ -27,6 +27,7 @@ import type * as Step from "./Step.js"
 import * as StepCtx from "./StepCtx.js"
 import * as Waits from "./Waits.js"
 import * as Worklist from "./Worklist.js"
+import type * as Writer from "./Writer.js"
 
 type Exec = Execution.Execution
 export type Needs = CaseStore | JournalStore | EventStore | TimerStore | TaskStore | Tenant | Calendar
@@ -84,13 +85,20 @@ const runPlan = (exec: Exec): Effect.Effect<Ended, never, Needs> =>
       const group = isGroup(entry) ? entry : [entry]
       const first = base
       base += group.length
+      // Siblings stage their boundaries unguarded, so a guarded one still staged (steps that ran
+      // without a commit) is settled first: a refusal of a sibling's commit would drop records of
+      // the others, which may be acting.
+      if (group.length > 1 && exec.writer.guarded()) {
+        const settled = yield* Effect.either(exec.writer.flush())
+        if (settled._tag === "Left") return honourOrStop(exec, settled.left)
+      }
       // A lone step runs on this fiber: a concurrent `all` of one forks a fiber for it, a
       // wake-up's CPU spent on nothing (its body gets a fiber of its own in `fiberExit`).
       const results =
         group.length === 1
-          ? [yield* runStep(exec, first, group[0] as Step.Any)]
+          ? [yield* runStep(exec, first, group[0] as Step.Any, true)]
           : yield* Effect.all(
-              group.map((step, i) => runStep(exec, first + i, step)),
+              group.map((step, i) => runStep(exec, first + i, step, false)),
               { concurrency: "unbounded" },
             )
       // Among parallel siblings the worst wins (§7.2).
@@ -111,11 +119,36 @@ const runPlan = (exec: Exec): Effect.Effect<Ended, never, Needs> =>
     return { _tag: "Done", output: output.right } as const
   })
 
+/**
+ * A commit refused over a cancellation request (`Writer`): the request is honoured at the guarded
+ * boundary the writer named, so the step there and any after it never ran (none acted: their
+ * records were not durable) and leave the finished list; any other failure stops the run.
+ */
+const honourOrStop = (exec: Exec, error: Writer.WriteError): Ended => {
+  if (error._tag !== "CancelPending") return stopped(Execution.Stop.Store({ error }))
+  const at = exec.writer.honouredAt() ?? 0
+  const kept = exec.completed.filter((step) => step < at)
+  exec.completed.splice(0, exec.completed.length, ...kept)
+  for (const step of [...exec.outputs.keys()]) if (step >= at) exec.outputs.delete(step)
+  return { _tag: "Cancelled", actor: error.actor, reason: error.reason }
+}
+
 const rank = (e: Ended): number =>
   e._tag === "Stopped" ? Execution.severity(e.stop) : e._tag === "Failed" || e._tag === "Cancelled" ? 3 : 0
 
-/** One forward step; undefined when it finished. */
-const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended | undefined, never, Needs> =>
+/**
+ * One forward step; undefined when it finished. A step that runs alone asks the store for a
+ * cancellation request in the commit before its first act, not in a read of its own: its
+ * boundary is guarded (`Writer.stageGuarded`), and a request found there is honoured at this
+ * boundary all the same (nothing of the step has acted). Parallel siblings read at their own
+ * boundaries, since one sibling's refused commit must not drop another's records.
+ */
+const runStep = (
+  exec: Exec,
+  index: number,
+  step: Step.Any,
+  alone: boolean,
+): Effect.Effect<Ended | undefined, never, Needs> =>
   Effect.gen(function* () {
     const where = at(exec, index, "forward")
     const replaying = exec.history.started.has(index)
@@ -130,18 +163,22 @@ const runStep = (exec: Exec, index: number, step: Step.Any): Effect.Effect<Ended
     }
     if (!replaying) {
       if (exec.mode === "strict") return stopped(Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
-      const request = yield* Effect.flatMap(JournalStore, (j) => j.cancellation(exec.run)).pipe(Effect.either)
-      if (request._tag === "Left") return stopped(Execution.Stop.Store({ error: request.left }))
-      if (Option.isSome(request.right)) {
-        const { actor, reason } = request.right.value
-        exec.writer.stage(append(exec, where, { kind: "RunCancelled", actor, reason }))
-        return { _tag: "Cancelled", actor, reason } as const
+      if (!alone) {
+        const request = yield* Effect.flatMap(JournalStore, (j) => j.cancellation(exec.run)).pipe(Effect.either)
+        if (request._tag === "Left") return stopped(Execution.Stop.Store({ error: request.left }))
+        if (Option.isSome(request.right)) {
+          const { actor, reason } = request.right.value
+          exec.writer.stage(append(exec, where, { kind: "RunCancelled", actor, reason }))
+          return { _tag: "Cancelled", actor, reason } as const
+        }
       }
       const refused = yield* inFiber(exec, Protocol.checkBudget(exec, where, "step"))
       if (refused !== undefined) return refused
     }
     exec.usage.steps += 1
-    exec.writer.stage(boundary(where, { kind: "StepStarted", skill: step.name }))
+    const started = boundary(where, { kind: "StepStarted", skill: step.name })
+    if (alone && !replaying) exec.writer.stageGuarded(started)
+    else exec.writer.stage(started)
     const exit = yield* fiberExit(exec, step.body(exec.input, prior(exec)), where)
     // A sibling's pause (exhaustion, a wait) does not hide this step's own failure, which ranks
     // above it (§7.2); a body interrupted by a stop, or any worse stop, still reports the stop.
@@ -401,6 +438,17 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
       result = { _tag: "Cancelled", actor: ended.stop.actor, reason: ended.stop.reason }
       exec.stop = Option.none()
     }
+    // An unwind acts (its compensations), so a guarded boundary still staged is settled first;
+    // refused, the run is cancelled there, and what it unwinds is what finished before it.
+    if ((result._tag === "Failed" || result._tag === "Cancelled") && exec.writer.guarded()) {
+      const settled = yield* Effect.either(exec.writer.flush())
+      if (settled._tag === "Left") {
+        const honoured = honourOrStop(exec, settled.left)
+        if (honoured._tag === "Stopped")
+          return { status: Run.RunStatus.Failed({ message: "Store" }), stop: Option.some(honoured.stop) }
+        result = honoured
+      }
+    }
     let unwound: { readonly compensated: number } | undefined
     if (result._tag === "Failed" || result._tag === "Cancelled") {
       const u = yield* unwind(exec)
@@ -428,9 +476,7 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
           yield* Observability.logConclusion(exec.run, outcome, reason)
         }
         return { status, stop: Option.none<Execution.Stop>() }
-      }).pipe(
-        Effect.catchAll((error) => Effect.succeed({ status, stop: Option.some(Execution.Stop.Store({ error })) })),
-      )
+      }).pipe(Effect.catchAll((error) => refusedConclusion(exec, error, status)))
     switch (result._tag) {
       case "Done": {
         const encoded = yield* Effect.either(Effect.suspend(() => Effect.asVoid(encodeOutput(exec, result.output))))
@@ -484,9 +530,7 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
             const status = Run.RunStatus.Suspended({ reason: stop.reason })
             return yield* exec.writer.flush().pipe(
               Effect.as({ status, stop: Option.none<Execution.Stop>() }),
-              Effect.catchAll((error) =>
-                Effect.succeed({ status, stop: Option.some(Execution.Stop.Store({ error })) }),
-              ),
+              Effect.catchAll((error) => refusedConclusion(exec, error, status)),
             )
           }
           default:
@@ -496,6 +540,22 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
       }
     }
   })
+
+/**
+ * A conclusion's commit that failed: refused over a cancellation request at a guarded boundary
+ * (steps that ran without a commit), the run concludes cancelled there instead, unwinding what
+ * finished before it; any other failure is the store's, reported as it is.
+ */
+const refusedConclusion = (
+  exec: Exec,
+  error: Writer.WriteError,
+  status: Run.RunStatus,
+): Effect.Effect<Verdict, never, Needs> => {
+  const honoured = honourOrStop(exec, error)
+  return honoured._tag === "Cancelled"
+    ? Effect.suspend(() => conclude(exec, honoured))
+    : Effect.succeed({ status, stop: Option.some(Execution.Stop.Store({ error })) })
+}
 
 const encodeOutput = (exec: Exec, output: unknown) =>
   Effect.mapError(Schema.encode(exec.entry.definition.output)(output), (e) => e.message)

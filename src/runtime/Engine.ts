@@ -11,7 +11,7 @@ import { type CorrelationKey, checkCount } from "../domain/CorrelationKey.js"
 import * as Digest from "../domain/Digest.js"
 import type * as EffectKey from "../domain/EffectKey.js"
 import type { InboundEvent } from "../domain/Event.js"
-import { type CaseId, type Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
+import { type CaseId, Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { type Json, Json as JsonSchema } from "../domain/Json.js"
 import * as Quota from "../domain/Quota.js"
@@ -92,8 +92,8 @@ export const make = (options: Options) =>
      * the shortest that holds.
      */
     const holdings = new Set<Holding>()
-    const hold = (run: RunId, epoch: Epoch, tenant: TenantId): Holding => {
-      const holding = { run, epoch, tenant }
+    const hold = (run: RunId, epoch: Epoch, tenant: TenantId, taken?: () => boolean): Holding => {
+      const holding = { run, epoch, tenant, ...(taken === undefined ? {} : { taken }) }
       holdings.add(holding)
       return holding
     }
@@ -102,7 +102,9 @@ export const make = (options: Options) =>
     }
     const renewHeld = Effect.suspend(() =>
       Effect.forEach(
-        [...holdings],
+        // A new run's lease exists once its first commit took it (`Writer` `open`); until then
+        // there is nothing to renew, and a renewal would fail and drop the holding.
+        [...holdings].filter((h) => h.taken === undefined || h.taken()),
         (h) =>
           journal.renew(h.run, owner, h.epoch, ttl).pipe(
             Effect.provideService(Tenant, h.tenant),
@@ -116,9 +118,16 @@ export const make = (options: Options) =>
     )
 
     /** Drives an execution under `epoch`, renewing the lease meanwhile, then cleans up as §7.4 says. */
-    const drive = (exec: Execution.Execution, epoch: Option.Option<Epoch>, quota: Quota.TenantQuota, woken?: Woken) =>
+    const drive = (
+      exec: Execution.Execution,
+      epoch: Option.Option<Epoch>,
+      quota: Quota.TenantQuota,
+      woken?: Woken,
+      opening = false,
+    ) =>
       Effect.gen(function* () {
-        const holding = Option.isSome(epoch) ? hold(exec.run, epoch.value, yield* Tenant) : undefined
+        const taken = opening ? () => exec.writer.durable() > 0 : undefined
+        const holding = Option.isSome(epoch) ? hold(exec.run, epoch.value, yield* Tenant, taken) : undefined
         const verdict = yield* Driver.execute(exec).pipe(Effect.ensuring(Effect.sync(() => unhold(holding))))
         const stop = verdict.stop
         if (Option.isSome(stop) && stop.value._tag === "Crash") {
@@ -159,7 +168,13 @@ export const make = (options: Options) =>
         }
         if (Option.isSome(stop)) {
           const s = stop.value
-          if (s._tag === "Store") return yield* Effect.fail(s.error)
+          if (s._tag === "Store") {
+            // A guarded batch's refusal is honoured by the protocol as a cancellation, and only
+            // an admission opens a run (`Halted`, `LeaseHeld`): neither reaches here otherwise.
+            const error = s.error
+            if (error._tag === "CancelPending") return yield* Effect.die(error)
+            return yield* Effect.fail(error)
+          }
           // Only Strict replays past its history, and it does not come through here.
           if (s._tag === "Overrun")
             return yield* Effect.dieMessage(`run ${exec.run} overran its history outside Strict`)
@@ -198,10 +213,15 @@ export const make = (options: Options) =>
         const now = yield* nowSecs
         const run = generateRunId()
         const quota = quotaOf(tenant)
-        // 1. Quota, fail-closed: any store failure refuses the admission.
+        // 1. Quota, fail-closed: any store failure refuses the admission. The halt is checked in
+        // the run's opening commit (`Writer` `open`), before anything of it is durable or acts.
         const unavailable = (e: { readonly message: string }) => new QuotaUnavailable({ detail: e.message })
-        const halt = yield* Effect.mapError(quotas.halted(), unavailable)
-        if (Option.isSome(halt)) return yield* new Halted({ tenant, reason: halt.value })
+        // A bounded quota reserves a slot and a binding writes the case before that commit, so
+        // both read the halt first: a halted tenant gets nothing written.
+        if (!Quota.isUnlimited(quota) || binding._tag !== "None") {
+          const halt = yield* Effect.mapError(quotas.halted(), unavailable)
+          if (Option.isSome(halt)) return yield* new Halted({ tenant, reason: halt.value })
+        }
         if (!Quota.isUnlimited(quota)) {
           if (Quota.boundsSpend(quota)) {
             const period = Quota.periodKey(quota.period, now as never)
@@ -216,13 +236,10 @@ export const make = (options: Options) =>
           )
         }
         const releaseQuota = Effect.ignore(quotas.release(run))
-        // 2. The new run's lease.
-        const lease = yield* Effect.tapError(journal.acquire(run, owner, ttl), () => releaseQuota)
-        const releaseLease = Effect.ignore(journal.releaseLease(run, lease.epoch))
+        // 2. The new run's lease: epoch 1, taken by its opening commit with the first records.
+        const epoch = Epoch.make(1)
         // 3. The case.
-        const bound = yield* bind(binding, run, now).pipe(
-          Effect.tapError(() => Effect.zipRight(releaseLease, releaseQuota)),
-        )
+        const bound = yield* bind(binding, run, now).pipe(Effect.tapError(() => releaseQuota))
         const kase = Option.map(bound, (b) => b.case)
         const records: Array<Journal.Kind> = [
           {
@@ -245,10 +262,11 @@ export const make = (options: Options) =>
         const writer = yield* Writer.make({
           mode: "live",
           run,
-          epoch: Option.some(lease.epoch),
+          epoch: Option.some(epoch),
           history,
           journal,
           tenant: yield* Tenant,
+          open: { owner, ttlSecs: ttl },
         })
         for (const kind of records) {
           writer.stage(
@@ -274,7 +292,7 @@ export const make = (options: Options) =>
           crash,
           fake,
         })
-        const status = yield* drive(exec, Option.some(lease.epoch), quota).pipe(
+        const status = yield* drive(exec, Option.some(epoch), quota, undefined, true).pipe(
           Effect.catchTag("DuplicateAdmission", (duplicate) => sameAdmission(duplicate, def.capability, inputJson)),
         )
         return result<O>(exec, status)
@@ -929,6 +947,8 @@ interface Holding {
   readonly run: RunId
   readonly epoch: Epoch
   readonly tenant: TenantId
+  /** Whether the lease exists yet: a new run's is taken by its first commit; absent, it was taken before. */
+  readonly taken?: () => boolean
 }
 
 /** A wake-up's answer: the append the writer stages, the record it becomes once durable (so the replay finds it now), and the durable head it follows. */

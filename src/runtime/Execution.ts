@@ -101,6 +101,14 @@ export const halt = (exec: Execution, stop: Stop): Effect.Effect<never> =>
     return Effect.interrupt
   })
 
+/**
+ * The stop a failed write makes: a guarded batch refused over a cancellation request is the
+ * request honoured at the step's boundary (the writer staged `RunCancelled` in the step's place),
+ * any other failure is the store's.
+ */
+export const stopOf = (error: Writer.WriteError | Backend | Corrupt): Stop =>
+  error._tag === "CancelPending" ? Stop.Cancel({ actor: error.actor, reason: error.reason }) : Stop.Store({ error })
+
 /** How a stop ranks against a sibling's: the §7.2 order, with aborts (a store failure, a crash, an overrun) above all. */
 export const severity = (stop: Stop): number => {
   switch (stop._tag) {

@@ -552,7 +552,7 @@ const quarantine = (exec: Exec, at: Execution.At, message: string): Effect.Effec
 
 /** A journal write; its failure stops the execution, leaving the run as the journal says. */
 export const write = <E, R>(exec: Exec, effect: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
-  Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.Stop.Store({ error: error as Writer.WriteError })))
+  Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.stopOf(error as Writer.WriteError)))
 
 const encode = <A>(exec: Exec, schema: Schema.Schema<A, Encoded>, value: A, what: string): Effect.Effect<Json> =>
   Effect.catchAll(Effect.flatMap(Schema.encode(schema)(value), Schema.decodeUnknown(JsonSchema)), (e) =>

@@ -404,7 +404,7 @@ export const done = (
   )
 
 const write = <E>(exec: Exec, effect: Effect.Effect<void, E>): Effect.Effect<void> =>
-  Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never })))
+  Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.stopOf(error as never)))
 
 const store = <A, E>(
   exec: Exec,

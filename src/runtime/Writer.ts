@@ -11,18 +11,30 @@
  * conclusion, and a wake-up's answer with the woken run's first commit, and none of them is ever
  * written after an act that followed it. An effect costs one commit for its announce, and its
  * outcome rides with the next. Strict replay writes nothing: every write here is a no-op there.
+ *
+ * Two checks ride in those commits instead of costing round trips of their own. A new run's first
+ * batch opens it (`open`): the lease at epoch 1, the admission key and the tenant's halt are
+ * settled in that same commit. And the first batch of a step that holds the step's boundary
+ * (`stageGuarded`) is refused if a cancellation request is stored: the request is then honoured
+ * at that boundary, exactly as a read there would have honoured it, since nothing of the step has
+ * acted (its act waits on this very commit): the step's records are dropped, `RunCancelled`
+ * takes the boundary's place, and the flush fails with `CancelPending` for the caller to stop
+ * the run (§7.3).
  */
 import { type Context, Effect, Option } from "effect"
 import type { CaseId, Epoch, RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import type { Phase } from "../domain/Phase.js"
 import { Tenant, type TenantId } from "../domain/Tenant.js"
+import type { Halted } from "../errors/QuotaError.js"
 import type {
   Backend,
+  CancelPending,
   Corrupt,
   DuplicateAdmission,
   DuplicateEffect,
   Fenced,
+  LeaseHeld,
   RecordTooLarge,
   RunSealed,
 } from "../errors/StoreError.js"
@@ -31,7 +43,17 @@ import * as History from "./History.js"
 
 export type Mode = "live" | "resume" | "strict"
 
-export type WriteError = Backend | Corrupt | RunSealed | Fenced | RecordTooLarge | DuplicateEffect | DuplicateAdmission
+export type WriteError =
+  | Backend
+  | Corrupt
+  | RunSealed
+  | Fenced
+  | RecordTooLarge
+  | DuplicateEffect
+  | DuplicateAdmission
+  | LeaseHeld
+  | Halted
+  | CancelPending
 
 export interface Writer {
   readonly mode: Mode
@@ -39,6 +61,16 @@ export interface Writer {
   readonly epoch: Option.Option<Epoch>
   /** Stages a record for the next batch; keyed records always go, unkeyed ones by the positional rule. */
   readonly stage: (append: Journal.Append) => void
+  /**
+   * Stages a step's `StepStarted` as a guarded boundary: the batch that carries it is refused
+   * over a stored cancellation request (see the header). Only a step that runs alone past the
+   * journal's end is guarded, and of several staged the last is the one a refusal honours.
+   */
+  readonly stageGuarded: (boundary: Journal.Append) => void
+  /** Whether a guarded boundary is staged and not yet committed. */
+  readonly guarded: () => boolean
+  /** The step whose boundary a refused batch honoured a cancellation at (the flush failed with `CancelPending`). */
+  readonly honouredAt: () => StepId | undefined
   /** Appends everything staged, plus `also`, in one batch (nothing staged: no commit). */
   readonly flush: (also?: ReadonlyArray<Journal.Append>) => Effect.Effect<void, WriteError>
   /** Appends everything staged and seals the run, in one transaction (a sealed conclusion costs one commit). */
@@ -90,6 +122,8 @@ export const make = (options: {
    * then on, which is when a timer pass may count its timer fired (§7.11).
    */
   readonly onFirstCommit?: () => void
+  /** A new run: its first batch takes the lease (epoch 1) with it (`JournalStore.AppendOptions.open`). */
+  readonly open?: { readonly owner: string; readonly ttlSecs: number }
 }): Effect.Effect<Writer> =>
   Effect.gen(function* () {
     const { mode, run, history, journal, tenant } = options
@@ -125,6 +159,34 @@ export const make = (options: {
       ran = false
     }
     const offered = new Map<string, number>()
+    // Where the last guarded boundary sits in `pending`, while it is staged and not yet committed.
+    let guarded: number | undefined
+    // The step at which a refused batch staged `RunCancelled`.
+    let honoured: StepId | undefined
+    const optionsOf = (): JournalStore.AppendOptions => ({
+      ...(!committed && options.open !== undefined ? { open: options.open } : {}),
+      ...(guarded !== undefined ? { guardCancel: true } : {}),
+    })
+    /**
+     * A batch refused over a cancellation request: what came before its last guarded boundary
+     * stays staged, the records from the boundary on go (nothing of them was observed: none has
+     * acted, and they were not durable), and `RunCancelled` stands where that StepStarted stood.
+     */
+    const refused = (batch: ReadonlyArray<Journal.Append>, at: number | undefined) => (request: CancelPending) =>
+      Effect.sync(() => {
+        const boundary = batch[at ?? 0] as Journal.Append
+        honoured = boundary.step
+        pending = [
+          ...batch.slice(0, at),
+          new Journal.Append({
+            case: boundary.case,
+            step: boundary.step,
+            phase: boundary.phase,
+            effectKey: Option.none(),
+            kind: { kind: "RunCancelled", actor: request.actor, reason: request.reason },
+          }),
+        ]
+      })
 
     const stage = (append: Journal.Append): void => {
       if (mode === "strict") return
@@ -144,11 +206,14 @@ export const make = (options: {
           if (mode === "strict" || pending.length === 0) return
           const epoch = Option.getOrThrowWith(options.epoch, () => new Error("a writing mode needs a lease"))
           const batch = pending
+          const at = guarded
+          const appendOptions = optionsOf()
           pending = []
+          guarded = undefined
           ran = false
           const written = yield* journal
-            .append(run, epoch, batch as [Journal.Append, ...Array<Journal.Append>], alongside())
-            .pipe(Effect.provideService(Tenant, tenant))
+            .append(run, epoch, batch as [Journal.Append, ...Array<Journal.Append>], alongside(), appendOptions)
+            .pipe(Effect.provideService(Tenant, tenant), Effect.tapErrorTag("CancelPending", refused(batch, at)))
           settle()
           const last = written[written.length - 1]
           if (last !== undefined) head = { seq: last.seq, hash: last.hash }
@@ -161,13 +226,29 @@ export const make = (options: {
         Effect.gen(function* () {
           if (mode === "strict") return
           const epoch = Option.getOrThrowWith(options.epoch, () => new Error("a writing mode needs a lease"))
-          const batch = pending
+          let batch = pending
+          const at = guarded
+          const sealOptions = optionsOf()
           pending = []
-          const [first, ...others] = batch
+          guarded = undefined
           ran = false
+          if (sealOptions.open !== undefined && batch.length > 0) {
+            // A run that concludes before its first flush (it never acted) is opened first: the
+            // seal needs the lease that opening takes. Two commits, for a run that did nothing.
+            const opened = yield* journal
+              .append(run, epoch, batch as [Journal.Append, ...Array<Journal.Append>], alongside(), sealOptions)
+              .pipe(Effect.provideService(Tenant, tenant), Effect.tapErrorTag("CancelPending", refused(batch, at)))
+            settle()
+            const last = opened[opened.length - 1]
+            if (last !== undefined) head = { seq: last.seq, hash: last.hash }
+            firstCommit()
+            batch = []
+          }
+          const [first, ...others] = batch
+          const guard = sealOptions.guardCancel === true && first !== undefined ? { guardCancel: true } : {}
           const hash = yield* journal
-            .seal(run, epoch, outcome, first === undefined ? undefined : [first, ...others], alongside())
-            .pipe(Effect.provideService(Tenant, tenant))
+            .seal(run, epoch, outcome, first === undefined ? undefined : [first, ...others], alongside(), guard)
+            .pipe(Effect.provideService(Tenant, tenant), Effect.tapErrorTag("CancelPending", refused(batch, at)))
           settle()
           head = { seq: head.seq + batch.length, hash }
           sealed = true
@@ -180,6 +261,15 @@ export const make = (options: {
       run,
       epoch: options.epoch,
       stage,
+      stageGuarded: (boundary) => {
+        if (mode === "strict") return
+        guarded = pending.length
+        stage(boundary)
+        // The positional rule kept it out (a repeat): nothing of it to guard.
+        if (pending.length === guarded) guarded = undefined
+      },
+      guarded: () => guarded !== undefined,
+      honouredAt: () => honoured,
       flush,
       seal,
       beforeAct: () => Effect.suspend(() => (pending.length > 0 ? flush() : Effect.void)),

@@ -21,8 +21,10 @@ import type {
 } from "../domain/Journal.js"
 import type { Tenant } from "../domain/Tenant.js"
 import type { Timestamp } from "../domain/Time.js"
+import type { Halted } from "../errors/QuotaError.js"
 import type {
   Backend,
+  CancelPending,
   Corrupt,
   DuplicateAdmission,
   DuplicateEffect,
@@ -33,6 +35,17 @@ import type {
   RecordTooLarge,
   RunSealed,
 } from "../errors/StoreError.js"
+
+/** Why an append wrote nothing, besides the backend failing. */
+export type AppendError =
+  | RunSealed
+  | Fenced
+  | RecordTooLarge
+  | DuplicateEffect
+  | DuplicateAdmission
+  | LeaseHeld
+  | Halted
+  | CancelPending
 
 type Op<A, E = never> = Effect.Effect<A, Backend | E, Tenant>
 type Read<A, E = never> = Op<A, Corrupt | E>
@@ -68,16 +81,34 @@ export const withForm = (alongside: Alongside, form: Form): Alongside => {
 /** The form `alongside` carries, if its store gave it one. */
 export const formOf = (alongside: Alongside): Form | undefined => forms.get(alongside)
 
+/**
+ * What an append may do beyond its records, decided in the same statement (pg) or transaction
+ * (sqlite), so a run pays no round trip of its own for it:
+ * - `open`: the run is new. Its lease is taken at epoch 1 for `owner` (the `epoch` passed must be
+ *   1), the admission key of a `RunAdmitted` record in the batch is claimed, and the tenant's
+ *   emergency stop (the quota store's halt, on the same backend) is checked, all with the first
+ *   records: a halted tenant is `Halted`, a key held by another run `DuplicateAdmission`, a run
+ *   that already has a lease `LeaseHeld`, and each writes nothing.
+ * - `guardCancel`: the batch crosses a step boundary of the run's live execution and comes before
+ *   an act: a stored cancellation request refuses it with `CancelPending`, writing nothing, so the
+ *   runtime honours the request at that boundary instead of acting (§7.3).
+ */
+export interface AppendOptions {
+  readonly open?: { readonly owner: string; readonly ttlSecs: number }
+  readonly guardCancel?: boolean
+}
+
 export class JournalStore extends Context.Tag("agentplane/JournalStore")<
   JournalStore,
   {
-    /** Appends the batch at head + 1… in one transaction under the run's current epoch and returns the records; all or nothing: `RunSealed`, `Fenced`, `RecordTooLarge`, `DuplicateEffect` or `DuplicateAdmission` write nothing. `alongside` runs in the same transaction once the batch is written (another store's verbs join it), so its writes and the batch commit together; its failure fails the append, writing nothing. */
+    /** Appends the batch at head + 1… in one transaction under the run's current epoch and returns the records; all or nothing: `RunSealed`, `Fenced`, `RecordTooLarge`, `DuplicateEffect` or `DuplicateAdmission` write nothing. `alongside` runs in the same transaction once the batch is written (another store's verbs join it), so its writes and the batch commit together; its failure fails the append, writing nothing. `options` opens a new run or guards a step boundary in the same commit (`AppendOptions`). */
     readonly append: (
       run: RunId,
       epoch: Epoch,
       batch: readonly [Append, ...ReadonlyArray<Append>],
       alongside?: Alongside,
-    ) => Read<ReadonlyArray<Record>, RunSealed | Fenced | RecordTooLarge | DuplicateEffect | DuplicateAdmission>
+      options?: AppendOptions,
+    ) => Read<ReadonlyArray<Record>, AppendError>
     /** Claims a run with no lease, a released or an expired one at epoch previous + 1 (first 1); a live lease fails with `LeaseHeld`, even for the same owner. */
     readonly acquire: (run: RunId, owner: string, ttlSecs: number) => Read<Lease, LeaseHeld>
     /** Claims each of `runs` as `acquire` would, all in one statement, and returns the leases granted, in no particular order; a run whose lease is live (even for the same owner) is simply absent, a run named twice counts once, and a run granted to one concurrent caller is absent from every other's answer. */
@@ -88,14 +119,15 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
     readonly releaseLease: (run: RunId, epoch: Epoch) => Op<void>
     /** Runs whose lease expired with an owner still on it, earliest expiry first (ties by run). */
     readonly abandonedRuns: (limit: number) => Read<ReadonlyArray<RunId>>
-    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten), after appending `last` in the same transaction when given; a stale epoch fails with `Fenced`, a second seal with `RunSealed`, and `last` fails as `append` would, sealing nothing. A seal whose `last` holds no `RunSealed` record indexes `outcome` for `runsByOutcome` itself. The same commit releases the lease it sealed under (as `releaseLease(run, epoch)`): a sealed run has nothing left to fence, and its holder's separate release after the seal would be one more commit, or a lease left for recovery to find if it never came. `alongside` rides in the seal's transaction as in `append`. */
+    /** Freezes the run under its current epoch and returns its chain head (ZERO when unwritten), after appending `last` in the same transaction when given; a stale epoch fails with `Fenced`, a second seal with `RunSealed`, and `last` fails as `append` would, sealing nothing. A seal whose `last` holds no `RunSealed` record indexes `outcome` for `runsByOutcome` itself. The same commit releases the lease it sealed under (as `releaseLease(run, epoch)`): a sealed run has nothing left to fence, and its holder's separate release after the seal would be one more commit, or a lease left for recovery to find if it never came. `alongside` rides in the seal's transaction as in `append`; `guardCancel` refuses it over a stored cancellation request (`CancelPending`), sealing nothing, as it refuses an append. */
     readonly seal: (
       run: RunId,
       epoch: Epoch,
       outcome: RunOutcome,
       last?: readonly [Append, ...ReadonlyArray<Append>],
       alongside?: Alongside,
-    ) => Read<Digest, Fenced | RunSealed | RecordTooLarge | DuplicateEffect | DuplicateAdmission>
+      options?: { readonly guardCancel?: boolean },
+    ) => Read<Digest, Fenced | RunSealed | RecordTooLarge | DuplicateEffect | DuplicateAdmission | CancelPending>
     /** The run's records with `seq >= from`, ascending; empty for an unwritten run; a body that does not decode is `Corrupt{seq}`. */
     readonly read: (run: RunId, from: number) => Read<ReadonlyArray<Record>>
     /** `{seq, hash}` of the run's last record; `{0, ZERO}` for an unwritten run. */

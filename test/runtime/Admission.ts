@@ -242,12 +242,14 @@ export const suite = (backend: Backend.Backend) =>
     })
 
     describe("lease", () => {
-      it.live("the run holds its lease while it runs and releases it on exit", () => {
+      it.live("the run holds its lease from its first commit while it runs and releases it on exit", () => {
         const held: Array<string> = []
         const def = oneStep(
           "admission.lease",
           Effect.gen(function* () {
             const cx = yield* StepCtx
+            // The first act's announcement is the run's first commit, which takes the lease.
+            yield* cx.now
             const intruder = yield* Effect.flip(
               Effect.flatMap(JournalStore, (j) => j.acquire(cx.run, "intruder", 1)),
             ).pipe(Effect.orDie)

@@ -28,7 +28,8 @@ export interface Boundary {
  * The stores as one process sees them, with a kill switch: once the boundary call has returned,
  * the process is dead and every later call fails with `Backend`, so it writes and releases
  * nothing more (its lease lapses, its quota slot and timer claim stay taken). The run the first
- * `acquire` named is kept, so a test learns the run of an admission that never answered.
+ * `acquire` or opening `append` named is kept, so a test learns the run of an admission that
+ * never answered.
  */
 export const dying = (base: Layer.Layer<Stores.Stores, BackendError>, onDeath: () => void = () => {}) => {
   let boundary: Option.Option<Boundary> = Option.none()
@@ -46,7 +47,9 @@ export const dying = (base: Layer.Layer<Stores.Stores, BackendError>, onDeath: (
           if (!Effect.isEffect(effect)) return effect
           return Effect.suspend(() => {
             if (dead) return Effect.fail(new BackendError({ detail: "injected: the process is dead" }))
-            if (store === "JournalStore" && method === "acquire" && Option.isNone(firstRun)) {
+            const opens =
+              method === "acquire" || (method === "append" && args[4] !== undefined && "open" in (args[4] as object))
+            if (store === "JournalStore" && opens && Option.isNone(firstRun)) {
               firstRun = Option.some(args[0] as RunId)
             }
             const b = Option.getOrUndefined(boundary)

@@ -299,15 +299,15 @@ export const watchingCommits = (backend: Backend.Backend, commits: Array<number>
     const journal = Context.get(context, JournalStore)
     return Context.add(context, JournalStore, {
       ...journal,
-      append: (run, epoch, batch, alongside) =>
+      append: (run, epoch, batch, alongside, options) =>
         Effect.zipRight(
           Effect.sync(() => commits.push(batch.length)),
-          journal.append(run, epoch, batch, alongside),
+          journal.append(run, epoch, batch, alongside, options),
         ),
-      seal: (run, epoch, outcome, last, alongside) =>
+      seal: (run, epoch, outcome, last, alongside, options) =>
         Effect.zipRight(
           Effect.sync(() => commits.push(last?.length ?? 0)),
-          journal.seal(run, epoch, outcome, last, alongside),
+          journal.seal(run, epoch, outcome, last, alongside, options),
         ),
     })
   }),

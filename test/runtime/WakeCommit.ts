@@ -31,13 +31,13 @@ const failingFirstAnswer = (base: Layer.Layer<Backend.Stores, BackendError>) => 
     Effect.map(JournalStore, (j) =>
       JournalStore.of({
         ...j,
-        append: (run, epoch, batch, alongside) =>
+        append: (run, epoch, batch, alongside, options) =>
           failed === 0 && batch.some((a) => a.kind.kind === "EffectDone" && isFired(a.kind.output))
             ? Effect.suspend(() => {
                 failed += 1
                 return Effect.fail(new BackendError({ detail: "injected: the answer's commit was lost" }))
               })
-            : j.append(run, epoch, batch, alongside),
+            : j.append(run, epoch, batch, alongside, options),
       }),
     ),
   ).pipe(Layer.provide(base))
@@ -52,15 +52,15 @@ const recording = (base: Layer.Layer<Backend.Stores, BackendError>) => {
     Effect.map(JournalStore, (j) =>
       JournalStore.of({
         ...j,
-        append: (run, epoch, batch, alongside) =>
+        append: (run, epoch, batch, alongside, options) =>
           Effect.zipRight(
             Effect.sync(() => batches.push({ run, kinds: batch.map((a) => a.kind.kind), seal: false })),
-            j.append(run, epoch, batch, alongside),
+            j.append(run, epoch, batch, alongside, options),
           ),
-        seal: (run, epoch, outcome, last, alongside) =>
+        seal: (run, epoch, outcome, last, alongside, options) =>
           Effect.zipRight(
             Effect.sync(() => batches.push({ run, kinds: (last ?? []).map((a) => a.kind.kind), seal: true })),
-            j.seal(run, epoch, outcome, last, alongside),
+            j.seal(run, epoch, outcome, last, alongside, options),
           ),
       }),
     ),

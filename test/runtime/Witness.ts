@@ -45,10 +45,10 @@ export const noting = <E>(stores: Layer.Layer<Stores.Stores, E>): Layer.Layer<St
       Effect.map(JournalStore, (j) =>
         JournalStore.of({
           ...j,
-          append: (run, epoch, appends, alongside) =>
-            Effect.tap(j.append(run, epoch, appends, alongside), () => note(run, appends)),
-          seal: (run, epoch, outcome, appends, alongside) =>
-            Effect.tap(j.seal(run, epoch, outcome, appends, alongside), () => note(run, appends ?? [])),
+          append: (run, epoch, appends, alongside, options) =>
+            Effect.tap(j.append(run, epoch, appends, alongside, options), () => note(run, appends)),
+          seal: (run, epoch, outcome, appends, alongside, options) =>
+            Effect.tap(j.seal(run, epoch, outcome, appends, alongside, options), () => note(run, appends ?? [])),
         }),
       ),
     ).pipe(Layer.provide(stores)),

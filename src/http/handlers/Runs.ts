@@ -174,6 +174,7 @@ const admit = (
     // A fresh run has no other owner and no earlier records: the rest is a bug.
     Effect.catchTags({
       LeaseHeld: Effect.die,
+      CancelPending: Effect.die,
       Crashed: Effect.die,
       RunSealed: Effect.die,
       Fenced: Effect.die,

@@ -18,10 +18,12 @@ import * as Digest from "../../domain/Digest.js"
 import type { EffectKey } from "../../domain/EffectKey.js"
 import { type CaseId, Epoch, type RunId, Seq } from "../../domain/Ids.js"
 import * as Journal from "../../domain/Journal.js"
-import type { Tenant } from "../../domain/Tenant.js"
+import type { Tenant, TenantId } from "../../domain/Tenant.js"
 import { Timestamp } from "../../domain/Time.js"
+import { Halted } from "../../errors/QuotaError.js"
 import {
   Backend,
+  CancelPending,
   Corrupt,
   DuplicateAdmission,
   DuplicateEffect,
@@ -32,7 +34,8 @@ import {
   RecordTooLarge,
   RunSealed,
 } from "../../errors/StoreError.js"
-import { type Alongside, JournalStore } from "../../services/JournalStore.js"
+import { type Alongside, type AppendOptions, JournalStore } from "../../services/JournalStore.js"
+import * as Halts from "./internal/Halts.js"
 import { clampLimit, compareText, perTenantEither } from "./internal/Memory.js"
 
 /** One stored record: its position, what the indexes need, and the bytes it was hashed over. */
@@ -78,7 +81,11 @@ interface Tables {
   readonly cancels: Map<RunId, { readonly actor: string; readonly reason: string; readonly requestedAt: number }>
 }
 
-export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() => {
+/** `halts`: the emergency stops an opening append checks, shared with the quota store of the same build (`MemoryBackend`). */
+export const make = (halts: Halts.Halts = Halts.make()): Effect.Effect<typeof JournalStore.Service> =>
+  Effect.sync(() => store(halts))
+
+const store = (halts: Halts.Halts): typeof JournalStore.Service => {
   const tables = perTenantEither(
     (): Tables => ({
       journal: new Map(),
@@ -95,8 +102,9 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
   let lastLogPosition = 0
 
   /** Runs `f` on the caller's tenant's tables at the clock's current whole second, in one synchronous step. */
-  const atomically = <R extends Either.Either<unknown, unknown>>(f: (tables: Tables, now: number) => R) =>
-    Effect.clockWith((clock) => tables((t) => f(t, nowSecs(clock))))
+  const atomically = <R extends Either.Either<unknown, unknown>>(
+    f: (tables: Tables, now: number, tenant: TenantId) => R,
+  ) => Effect.clockWith((clock) => tables((t, tenant) => f(t, nowSecs(clock), tenant)))
 
   /**
    * `atomically` with another store's writes riding along (`JournalStore.Alongside`): once `f`
@@ -108,14 +116,14 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
     run: RunId,
     batch: ReadonlyArray<Journal.Append>,
     alongside: Alongside | undefined,
-    f: (tables: Tables, now: number) => Either.Either<A, E>,
+    f: (tables: Tables, now: number, tenant: TenantId) => Either.Either<A, E>,
   ) =>
     alongside === undefined
       ? atomically(f)
       : Effect.flatMap(Effect.context<Tenant>(), (context) =>
-          atomically((t, now): Either.Either<A, E | Backend> => {
+          atomically((t, now, tenant): Either.Either<A, E | Backend> => {
             const before = snapshot(t, run, batch)
-            const done = f(t, now)
+            const done = f(t, now, tenant)
             if (Either.isLeft(done)) return done
             const ran = Effect.runSyncExit(Effect.provide(alongside, context))
             if (Exit.isSuccess(ran)) return done
@@ -124,7 +132,9 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
               Option.getOrElse(
                 Cause.failureOption(ran.cause),
                 () =>
-                  new Backend({ detail: `a write alongside the journal did not complete: ${Cause.pretty(ran.cause)}` }),
+                  new Backend({
+                    detail: `a write alongside the journal did not complete: ${Cause.pretty(ran.cause)}`,
+                  }),
               ),
             )
           }),
@@ -292,9 +302,64 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
     return Either.right(records.length)
   }
 
+  /**
+   * `append` with its options (`AppendOptions`), checked in the SQL stores' order: an opening
+   * append meets the halt, then the admission key, then an existing lease, before the batch's own
+   * checks; a guarded one meets a stored cancellation request. A refused batch puts the lease back.
+   */
+  const appendWith = (
+    tables: Tables,
+    now: number,
+    tenant: TenantId,
+    run: RunId,
+    epoch: number,
+    batch: ReadonlyArray<Journal.Append>,
+    options: AppendOptions | undefined,
+  ): Either.Either<ReadonlyArray<Journal.Record>, AppendError | Halted | LeaseHeld | CancelPending> => {
+    const pendingCancel = (): CancelPending | undefined => {
+      const request = options?.guardCancel === true ? tables.cancels.get(run) : undefined
+      return request === undefined
+        ? undefined
+        : new CancelPending({ run, actor: request.actor, reason: request.reason })
+    }
+    const open = options?.open
+    if (open === undefined) {
+      // The SQL stores find a sealed run or a stale epoch first, under the lease's lock.
+      const refused = mustHold(tables, run, epoch) ?? pendingCancel()
+      if (refused !== undefined) return Either.left(refused)
+      return appendTo(tables, now, run, epoch, batch)
+    }
+    const halt = halts.get(tenant)
+    if (Option.isSome(halt)) return Either.left(new Halted({ tenant, reason: halt.value }))
+    const cancelled = pendingCancel()
+    if (cancelled !== undefined) return Either.left(cancelled)
+    for (const entry of batch) {
+      if (entry.kind.kind !== "RunAdmitted" || entry.kind.idempotency_key === undefined) continue
+      const holder = tables.admissions.get(entry.kind.idempotency_key)
+      if (holder !== undefined)
+        return Either.left(new DuplicateAdmission({ key: entry.kind.idempotency_key, run: holder.run }))
+    }
+    const held = tables.leases.get(run)
+    if (held !== undefined)
+      return Either.left(
+        new LeaseHeld({
+          run,
+          owner: held.owner,
+          epoch: held.epoch,
+          remainingSecs: Math.max(0, held.expiresAt - now),
+        }),
+      )
+    tables.leases.set(run, { owner: open.owner, epoch: 1, expiresAt: now + wholeTtl(open.ttlSecs) })
+    const written = appendTo(tables, now, run, epoch, batch)
+    if (Either.isLeft(written)) tables.leases.delete(run)
+    return written
+  }
+
   return JournalStore.of({
-    append: (run, epoch, batch, alongside) =>
-      atomicallyWith(run, batch, alongside, (tables, now) => appendTo(tables, now, run, epoch, batch)),
+    append: (run, epoch, batch, alongside, options) =>
+      atomicallyWith(run, batch, alongside, (tables, now, tenant) =>
+        appendWith(tables, now, tenant, run, epoch, batch, options),
+      ),
 
     acquire: (run, owner, ttlSecs) =>
       atomically(({ leases }, now) => {
@@ -366,28 +431,36 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
         ),
       ),
 
-    seal: (run, epoch, outcome, last, alongside) =>
-      atomicallyWith(run, last ?? [], alongside, (tables, now) => {
-        // Same check as append: the head sealed here is the last one any holder wrote.
-        const refused = mustHold(tables, run, epoch)
-        if (refused !== undefined) return Either.left(refused)
-        if (last !== undefined) {
-          const appended = appendTo(tables, now, run, epoch, last)
-          if (Either.isLeft(appended)) return Either.left(appended.left)
-        }
-        const head = headOf(tables.journal.get(run) ?? [])
-        lastLogPosition += 1
-        tables.seals.set(run, { outcome, chainHead: head.hash, logPosition: lastLogPosition, sealedAt: now })
-        // A bare seal (no conclusion record of its own) still indexes its outcome.
-        if (!(last ?? []).some((a) => a.kind.kind === "RunSealed")) {
-          lastOrdinal += 1
-          tables.outcomes.set(run, { outcome, ordinal: lastOrdinal })
-        }
-        // The seal releases the lease it sealed under, as `releaseLease` would (see the contract).
-        const held = tables.leases.get(run)
-        if (held !== undefined && held.epoch === epoch) tables.leases.set(run, { ...held, owner: "" })
-        return Either.right(head.hash)
-      }),
+    seal: (run, epoch, outcome, last, alongside, options) =>
+      atomicallyWith(
+        run,
+        last ?? [],
+        alongside,
+        (tables, now): Either.Either<Digest.Digest, AppendError | CancelPending> => {
+          // Same check as append: the head sealed here is the last one any holder wrote.
+          const refused = mustHold(tables, run, epoch)
+          if (refused !== undefined) return Either.left(refused)
+          const request = options?.guardCancel === true ? tables.cancels.get(run) : undefined
+          if (request !== undefined)
+            return Either.left(new CancelPending({ run, actor: request.actor, reason: request.reason }))
+          if (last !== undefined) {
+            const appended = appendTo(tables, now, run, epoch, last)
+            if (Either.isLeft(appended)) return Either.left(appended.left)
+          }
+          const head = headOf(tables.journal.get(run) ?? [])
+          lastLogPosition += 1
+          tables.seals.set(run, { outcome, chainHead: head.hash, logPosition: lastLogPosition, sealedAt: now })
+          // A bare seal (no conclusion record of its own) still indexes its outcome.
+          if (!(last ?? []).some((a) => a.kind.kind === "RunSealed")) {
+            lastOrdinal += 1
+            tables.outcomes.set(run, { outcome, ordinal: lastOrdinal })
+          }
+          // The seal releases the lease it sealed under, as `releaseLease` would (see the contract).
+          const held = tables.leases.get(run)
+          if (held !== undefined && held.epoch === epoch) tables.leases.set(run, { ...held, owner: "" })
+          return Either.right(head.hash)
+        },
+      ),
 
     read: (run, from) =>
       atomically(({ journal }) =>
@@ -522,10 +595,10 @@ export const make: Effect.Effect<typeof JournalStore.Service> = Effect.sync(() =
     // One process holds this journal; nothing else shares it.
     isShared: false,
   })
-})
+}
 
 /** A JournalStore in process memory, empty each time the layer is built. */
-export const layer: Layer.Layer<JournalStore> = Layer.effect(JournalStore, make)
+export const layer: Layer.Layer<JournalStore> = Layer.effect(JournalStore, make())
 
 // internal
 

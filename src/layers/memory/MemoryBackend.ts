@@ -10,11 +10,14 @@
  * or with another build of this layer (each build starts empty). `Backend` and `Corrupt` never
  * occur, since nothing is decoded from storage. The journal's `isShared` is false.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { JournalStore } from "../../services/JournalStore.js"
+import { QuotaStore } from "../../services/QuotaStore.js"
 import type { Stores } from "../../services/Stores.js"
 import * as BatchStoreMemory from "./BatchStoreMemory.js"
 import * as CaseStoreMemory from "./CaseStoreMemory.js"
 import * as EventStoreMemory from "./EventStoreMemory.js"
+import * as Halts from "./internal/Halts.js"
 import * as JournalStoreMemory from "./JournalStoreMemory.js"
 import * as QuotaStoreMemory from "./QuotaStoreMemory.js"
 import * as TaskStoreMemory from "./TaskStoreMemory.js"
@@ -27,6 +30,14 @@ export const layer: Layer.Layer<Stores> = Layer.mergeAll(
   TimerStoreMemory.layer,
   TaskStoreMemory.layer,
   BatchStoreMemory.layer,
-  QuotaStoreMemory.layer,
-  JournalStoreMemory.layer,
+  // One halt for the quota store that sets it and the journal store whose opening append checks it.
+  Layer.unwrapEffect(
+    Effect.sync(() => {
+      const halts = Halts.make()
+      return Layer.merge(
+        Layer.effect(QuotaStore, QuotaStoreMemory.make(halts)),
+        Layer.effect(JournalStore, JournalStoreMemory.make(halts)),
+      )
+    }),
+  ),
 )

@@ -5,7 +5,8 @@
  * Every verb is atomic by construction: it reads the tenant, then does all of its reading,
  * checking and writing in one synchronous body (`Effect.suspend` returning an `Either`), so no
  * other fiber runs between the count and the insert of an admission. State is plain `Map`s keyed
- * by tenant first. The halt lives in this store, so it stops everything that shares the store.
+ * by tenant first. The halt lives in `Halts`, shared with the journal store of the same build, so
+ * it stops everything that shares the build's stores (a run's opening append included).
  */
 import { Effect, Either, Layer, Option } from "effect"
 import type { RunId } from "../../domain/Ids.js"
@@ -13,21 +14,22 @@ import * as Quota from "../../domain/Quota.js"
 import type { Timestamp } from "../../domain/Time.js"
 import { TooManyRuns } from "../../errors/QuotaError.js"
 import { QuotaStore } from "../../services/QuotaStore.js"
+import * as Halts from "./internal/Halts.js"
 import { perTenantEither } from "./internal/Memory.js"
 
 interface TenantQuotas {
   /** The running set: each member run with the instant it was first admitted. */
   readonly running: Map<RunId, Timestamp>
-  halt: Option.Option<string>
   /** Accrued spend by period key. */
   readonly spent: Map<string, Quota.Spend>
 }
 
-export const make: Effect.Effect<typeof QuotaStore.Service> = Effect.sync(() => {
+export const make = (halts: Halts.Halts = Halts.make()): Effect.Effect<typeof QuotaStore.Service> =>
+  Effect.sync(() => store(halts))
+
+const store = (halts: Halts.Halts): typeof QuotaStore.Service => {
   /** Runs `f` on the caller's tenant's quota state in one synchronous step. */
-  const atomically = perTenantEither(
-    (): TenantQuotas => ({ running: new Map(), halt: Option.none(), spent: new Map() }),
-  )
+  const atomically = perTenantEither((): TenantQuotas => ({ running: new Map(), spent: new Map() }))
 
   return QuotaStore.of({
     reserve: (run, limit, at) =>
@@ -50,13 +52,13 @@ export const make: Effect.Effect<typeof QuotaStore.Service> = Effect.sync(() => 
       }),
 
     setHalt: (reason) =>
-      atomically((quotas) => {
+      atomically((_, tenant) => {
         // None lifts the stop, a no-op when unset; some replaces any earlier reason.
-        quotas.halt = reason
+        halts.set(tenant, reason)
         return Either.void
       }),
 
-    halted: () => atomically(({ halt }) => Either.right(halt)),
+    halted: () => atomically((_, tenant) => Either.right(halts.get(tenant))),
 
     accrue: (period, spend) =>
       atomically(({ spent }) => {
@@ -73,7 +75,7 @@ export const make: Effect.Effect<typeof QuotaStore.Service> = Effect.sync(() => 
 
     running: () => atomically(({ running }) => Either.right(running.size)),
   })
-})
+}
 
 /** A QuotaStore in process memory, empty each time the layer is built. */
-export const layer: Layer.Layer<QuotaStore> = Layer.effect(QuotaStore, make)
+export const layer: Layer.Layer<QuotaStore> = Layer.effect(QuotaStore, make())
