@@ -315,6 +315,10 @@ export const make = Effect.gen(function* () {
       ...Dialect.parts([
         "WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM quota_halted WHERE tenant = ",
         0,
+        ") AND NOT EXISTS (SELECT 1 FROM run_lease WHERE tenant = ",
+        0,
+        " AND run_id = ",
+        1,
         ")",
         // A request stored for a run not yet written: its id was known to whoever asked (its own steps).
         ...(guard ? [" AND NOT EXISTS (SELECT 1 FROM run_cancel WHERE tenant = ", 0, " AND run_id = ", 1, ")"] : []),
@@ -353,6 +357,12 @@ export const make = Effect.gen(function* () {
         4,
         `, ${dialect.now} FROM leased ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id)`,
         " SELECT (SELECT COUNT(*) FROM ok) AS ok, (SELECT COUNT(*) FROM claimed) AS claimed, (SELECT COUNT(*) FROM leased) AS leased, (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched",
+        // A lease taken between the snapshot's check and the insert (by whoever knew the unwritten
+        // run's id) leaves a claimed key with no lease: casting the run id to a number then fails
+        // the statement, undoing the claim, and the caller goes the long way, which answers LeaseHeld.
+        ...(keyed
+          ? [", (SELECT CAST(c.run_id AS BIGINT) FROM claimed c WHERE NOT EXISTS (SELECT 1 FROM leased)) AS undone"]
+          : []),
       ]),
     )
   const openStatements = [false, true].map((keyed) =>
@@ -917,9 +927,13 @@ export const make = Effect.gen(function* () {
           lastCase,
           ...(key === null ? [] : [key]),
           ...built.flatMap((b) => b.row),
-        ).pipe(Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)))
-        if (row === undefined) return yield* notWritten(`the opening of ${run}`)
-        if (row.ok === 0) return yield* refusedByHalt(tenant, run)
+        ).pipe(
+          Sql.catchSql(Sql.isUniqueViolation, duplicateOf(run, batch)),
+          Sql.catchSql(Sql.isBadNumber, () => Effect.succeed([undefined] as const)),
+        )
+        // Undone (see `openStatement`): the transaction's checks say why.
+        if (row === undefined) return yield* dialect.write(openWithin(tenant, run, open, ttl, batch, alongside, guard))
+        if (row.ok === 0) return yield* dialect.write(openWithin(tenant, run, open, ttl, batch, alongside, guard))
         if (row.claimed === 0 && key !== null) {
           // The holder, read as a transaction's claim reads it: DuplicateAdmission naming it.
           yield* admit(tenant, run, key)
@@ -929,16 +943,26 @@ export const make = Effect.gen(function* () {
         if (row.written !== built.length || row.touched !== 1) return yield* notWritten(`the opening of ${run}`)
         return built.map((b) => b.record)
       }
-      return yield* dialect.write(
-        Effect.gen(function* () {
-          if ((yield* haltOf(tenant)).length > 0) return yield* refusedByHalt(tenant, run)
-          if (guard && (yield* cancelOf(tenant, run)).length > 0) return yield* refusedByHalt(tenant, run)
-          if ((yield* takeFreshLease(tenant, run, open.owner, ttl)) === 0) return yield* refusedByLease(tenant, run)
-          const records = yield* appendWithin(tenant, run, 1, batch, false)
-          if (alongside !== undefined) yield* alongside
-          return records
-        }),
-      )
+      return yield* dialect.write(openWithin(tenant, run, open, ttl, batch, alongside, guard))
+    })
+
+  /** `openRun`'s checks and writes inside a transaction the caller opened. */
+  const openWithin = (
+    tenant: string,
+    run: RunId,
+    open: { readonly owner: string },
+    ttl: number,
+    batch: ReadonlyArray<Journal.Append>,
+    alongside: Alongside | undefined,
+    guard: boolean,
+  ) =>
+    Effect.gen(function* () {
+      if ((yield* haltOf(tenant)).length > 0) return yield* refusedByHalt(tenant, run)
+      if (guard && (yield* cancelOf(tenant, run)).length > 0) return yield* refusedByHalt(tenant, run)
+      if ((yield* takeFreshLease(tenant, run, open.owner, ttl)) === 0) return yield* refusedByLease(tenant, run)
+      const records = yield* appendWithin(tenant, run, 1, batch, false)
+      if (alongside !== undefined) yield* alongside
+      return records
     })
 
   return JournalStore.of({

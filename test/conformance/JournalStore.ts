@@ -12,6 +12,7 @@ import { imports } from "./journal/Import.js"
 import { indexes } from "./journal/Indexes.js"
 import { instances } from "./journal/Instances.js"
 import { leases } from "./journal/Leases.js"
+import { options } from "./journal/Options.js"
 import { races } from "./journal/Races.js"
 
 export const suite = (backend: Backend) =>
@@ -19,6 +20,7 @@ export const suite = (backend: Backend) =>
     // Real time: lease expiry is the backend's clock, which the TestClock cannot move.
     battery(backend, (test, sql) => {
       append(test)
+      options(test)
       leases(test)
       acquireMany(test, backend)
       indexes(test, sql, backend)

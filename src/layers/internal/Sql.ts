@@ -48,6 +48,9 @@ export const isUniqueViolation = (error: SqlError): boolean => {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY"
 }
 
+/** A text did not parse as a number (pg 22P02): how a statement undoes itself on purpose (`JournalStoreSql` `openStatement`). */
+export const isBadNumber = (error: SqlError): boolean => codeOf(error) === "22P02"
+
 /** A foreign key refused the write: the parent row is missing. */
 export const isForeignKeyViolation = (error: SqlError): boolean => {
   const code = codeOf(error)

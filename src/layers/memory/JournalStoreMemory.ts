@@ -329,6 +329,8 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
       if (refused !== undefined) return Either.left(refused)
       return appendTo(tables, now, run, epoch, batch)
     }
+    // An opening names the first epoch; the SQL stores refuse any other before reading anything.
+    if (epoch !== 1) return Either.left(new Fenced({ run, held: epoch, current: 0 }))
     const halt = halts.get(tenant)
     if (Option.isSome(halt)) return Either.left(new Halted({ tenant, reason: halt.value }))
     const cancelled = pendingCancel()

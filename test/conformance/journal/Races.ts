@@ -5,7 +5,7 @@
  */
 import { describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { generateRunId } from "../../../src/domain/Ids.js"
+import { Epoch, generateRunId } from "../../../src/domain/Ids.js"
 import { DuplicateAdmission, DuplicateEffect, Fenced, LeaseHeld } from "../../../src/errors/StoreError.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
@@ -112,6 +112,39 @@ export const races = (test: Tester, backend: Backend) => {
             Array.from({ length: total }, (_, i) => i + 1),
           )
           assert.deepStrictEqual(yield* store.verify(run), { seq: total, hash: records[total - 1]?.hash })
+        }).pipe(onPool(backend, pool)),
+      runs,
+    )
+
+    test.prop(
+      "N opening appends of new runs with one key: exactly one run is written, the others write nothing and learn which",
+      shape,
+      ({ fibers, pool }) =>
+        Effect.gen(function* () {
+          const store = yield* JournalStore
+          const key = `open-${generateRunId()}`
+          const runs = Array.from({ length: fibers }, () => generateRunId())
+          const open = { open: { owner: "worker", ttlSecs: 60 } }
+          const results = yield* fire(fibers, (i) => {
+            const run = runs[i] ?? generateRunId()
+            return Effect.either(
+              Effect.as(store.append(run, Epoch.make(1), [admitted(key), note("first")], undefined, open), run),
+            )
+          })
+          const winners = results.flatMap((r) => (r._tag === "Right" ? [r.right] : []))
+          assert.strictEqual(winners.length, 1)
+          const [holder] = winners
+          assert.deepStrictEqual(yield* store.admittedAs(key), Option.fromNullable(holder))
+          for (const r of results) {
+            if (r._tag === "Left") assertError(r.left, new DuplicateAdmission({ key, run: holder ?? "" }))
+          }
+          // The losers hold no lease and no record: a first acquire of each gets epoch 1.
+          for (const run of runs) {
+            if (run === holder) continue
+            assert.strictEqual((yield* store.head(run)).seq, 0)
+            assert.strictEqual((yield* store.acquire(run, "probe", 60)).epoch, 1)
+          }
+          assert.strictEqual((yield* store.verify(holder ?? runs[0] ?? generateRunId())).seq, 2)
         }).pipe(onPool(backend, pool)),
       runs,
     )
