@@ -78,7 +78,7 @@ const noConsole = Options.boolean("no-console").pipe(
 
 const noKek = Options.boolean("no-kek").pipe(
   Options.withDescription(
-    "on a fresh SQLite store, write no KEK file beside it: payloads are stored in the clear and no erasure can reach them (env AGENTPLANE_NO_KEK); default: a fresh SQLite store gets <store>.kek (mode 0600) and payloads are sealed",
+    "serve with no key ring: write no KEK file beside a fresh SQLite store and read none, so payloads are stored in the clear where no erasure can reach them; a store already sealed is refused (env AGENTPLANE_NO_KEK); default: a fresh SQLite store gets <store>.kek (mode 0600) and payloads are sealed",
   ),
   Options.withFallbackConfig(Config.boolean("AGENTPLANE_NO_KEK")),
 )
