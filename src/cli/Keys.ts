@@ -42,7 +42,7 @@ export const keys = Options.text("keys").pipe(
 /** `--kek-file`: the file holding the KEK. */
 export const kekFile = Options.file("kek-file").pipe(
   Options.withDescription(
-    "file holding the key-encryption key, 32 random bytes in base64, e.g. from openssl rand -base64 32 (env AGENTPLANE_KEK_FILE; or the text itself in AGENTPLANE_KEK); absent: no KEK unless AGENTPLANE_KEK is set, and payloads are stored in the clear",
+    "file holding the key-encryption key, 32 random bytes in base64, e.g. from openssl rand -base64 32 (env AGENTPLANE_KEK_FILE; or the text itself in AGENTPLANE_KEK); absent: AGENTPLANE_KEK, else the KEK file beside a SQLite store (<store>.kek) when there is one, else no KEK and payloads are stored in the clear",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_KEK_FILE")),
   Options.optional,
