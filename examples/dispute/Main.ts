@@ -11,11 +11,13 @@
  * prices a real model's calls; without it they are metered in tokens only.
  *
  * Prints the run's status, the kinds of its effects and what they spent, then replays the run
- * strictly and says whether it reproduced without asking the model again.
+ * strictly and says whether it reproduced without asking the model again (`Session.ts`); a run
+ * the provider failed ends with the provider's error instead, exit 1.
  */
-import { JournalStore, type Model, Price, Providers, Runtime, ScriptedModel, SqliteBackend, Tenant } from "agentplane"
-import { Console, Effect, Layer, Option } from "effect"
-import * as Dispute from "./Dispute.js"
+import { type Model, Price, Providers, ScriptedModel, Tenant } from "agentplane"
+import { Cause, Console, Effect, Option } from "effect"
+import type * as Dispute from "./Dispute.js"
+import { AgentFailed, session } from "./Session.js"
 
 const invoice = `INV-2026-${Math.floor(Math.random() * 9000 + 1000)}`
 const input: Dispute.Input = {
@@ -68,39 +70,21 @@ const model = Effect.gen(function* () {
   }
 })
 
-const program = Effect.gen(function* () {
-  const { config, provider } = yield* model
-  const live = Dispute.layer(config).pipe(
-    Layer.provideMerge(Layer.mergeAll(provider, Dispute.paymentsInMemory(tally), SqliteBackend.layerConfig)),
-  )
-  yield* Effect.gen(function* () {
-    const runtime = yield* Runtime.Runtime
-    const result = yield* Dispute.start(runtime, input)
-    yield* Console.log(`run ${result.run} (${config.model}): ${result.status._tag}`)
-    if (result.status._tag === "Succeeded") yield* Console.log(JSON.stringify(result.status.output))
-    if (result.status._tag === "Suspended")
-      yield* Console.log("waiting for a reviewer: decide its task over the HTTP API")
-    const records = yield* Effect.flatMap(JournalStore.JournalStore, (j) => j.read(result.run, 1))
-    for (const record of records) {
-      if (record.kind.kind === "EffectDone") {
-        const started = records.find(
-          (r) =>
-            r.kind.kind === "EffectStarted" && Option.getOrNull(r.effectKey) === Option.getOrNull(record.effectKey),
-        )
-        const kind = started?.kind.kind === "EffectStarted" ? (started.kind.descriptor as { kind: string }).kind : "?"
-        yield* Console.log(`  ${kind.padEnd(18)} spend ${JSON.stringify(record.kind.spend)}`)
-      }
-    }
-    yield* Console.log(`payment provider: ${tally.calls} refund call(s)`)
-    const replay = yield* runtime.replay(result.run)
-    yield* Console.log(`strict replay reproduced: ${replay.reproduced}`)
-  }).pipe(Effect.provide(live))
-})
+const program = Effect.flatMap(model, ({ config, provider }) => session(config, provider, tally, input))
 
 program
   .pipe(
     Effect.provideService(Tenant.Tenant, Tenant.DEFAULT),
-    Effect.tapErrorCause((cause) => Console.error(`agent failed: ${cause}`)),
+    // A failed run ends on its error alone: the provider's words are the message, not a stack.
+    Effect.tapErrorCause((cause) =>
+      Console.error(
+        Option.match(Cause.failureOption(cause), {
+          onSome: (e) =>
+            e instanceof AgentFailed ? `agent failed: run ${e.run}: ${e.message}` : `agent failed: ${cause}`,
+          onNone: () => `agent failed: ${cause}`,
+        }),
+      ),
+    ),
     Effect.runPromiseExit,
   )
   .then((exit) => {

@@ -43,7 +43,7 @@ export const command = Command.make(
       const data = Keys.client(store)
       const stores = Layer.provide(SqlStores.layer, data)
       const blobLayer = blobs === "store" ? Layer.provide(BlobStoreSql.layer, data) : BlobStoreFs.layer({ root: blobs })
-      const ring = Option.match(yield* Keys.resolve(keying), {
+      const ring = Option.match(yield* Keys.resolve(keying, store), {
         onNone: () => Layer.empty,
         onSome: (r) => Keys.keyRing(store, r),
       })

@@ -56,7 +56,7 @@ export const command = Command.make(
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(options.tenant), { onLeft: Effect.fail, onRight: Effect.succeed })
       const target = yield* Either.match(parseCaseId(options.case), { onLeft: Effect.fail, onRight: Effect.succeed })
-      const ring = yield* Keys.resolve(options.keying)
+      const ring = yield* Keys.resolve(options.keying, options.store)
       const client = Keys.client(options.store)
       const blobs =
         options.blobs === "store"

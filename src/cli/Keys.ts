@@ -5,22 +5,24 @@
  * which would show in the process list. With a KEK the stores seal payloads, and the key ring
  * lives in `--keys` (env `AGENTPLANE_KEYS`), else in the `key_ring` table of `--store` itself.
  *
- * Decision (a sealed store opened without a key): refused. A verb that writes payloads with no
- * key ring would put new content in the clear beside the sealed, where erasing the case cannot
- * reach it, and read the sealed as ciphertext strings; so the first keyed open leaves a mark in
- * the store (a `key_ring` row under the empty tenant, which `Tenant.parse` refuses, so no
- * tenant's scope can ever be it) naming the KEK's fingerprint, and every later open checks it: no
- * KEK is `SealedWithoutKek`, another KEK is `SealedUnderOtherKek`, both before anything is served.
- * `export`, `verify`, `restore` and `forget-admissions` never open payloads and do not check.
+ * A SQLite store's KEK may also sit beside it, `<store>.kek` (`Kek.besideStore`): `serve` writes
+ * one on a fresh store unless `--no-kek` says otherwise, so erasure works out of the box, and
+ * every verb reads it when neither `AGENTPLANE_KEK` nor a KEK file is given.
+ *
+ * Decision (a sealed store opened without a key): refused, by the store's sealing mark
+ * (`SealingMark.ts`): no KEK is `SealedWithoutKek`, another KEK is `SealedUnderOtherKek`, both
+ * before anything is served. `export`, `verify`, `restore` and `forget-admissions` never open
+ * payloads and do not check.
  */
+import { existsSync } from "node:fs"
 import { Options } from "@effect/cli"
-import { SqlClient } from "@effect/sql"
-import { Config, Effect, Either, Layer, Option, Schema } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { Config, Effect, Either, Layer, Option } from "effect"
 import * as Kek from "../erasure/Kek.js"
 import * as SealedStores from "../erasure/SealedStores.js"
-import { KekInvalid } from "../errors/ErasureError.js"
-import { Backend } from "../errors/StoreError.js"
-import * as Sql from "../layers/internal/Sql.js"
+import { KekInvalid, type SealedUnderOtherKek, type SealedWithoutKek } from "../errors/ErasureError.js"
+import type { Backend } from "../errors/StoreError.js"
+import * as SealingMark from "../layers/internal/SealingMark.js"
 import * as KeyRingSql from "../layers/KeyRingSql.js"
 import * as Migrations from "../layers/Migrations.js"
 import * as PgBackend from "../layers/PgBackend.js"
@@ -40,7 +42,7 @@ export const keys = Options.text("keys").pipe(
 /** `--kek-file`: the file holding the KEK. */
 export const kekFile = Options.file("kek-file").pipe(
   Options.withDescription(
-    "file holding the key-encryption key, 32 random bytes in base64, e.g. from openssl rand -base64 32 (env AGENTPLANE_KEK_FILE; or the text itself in AGENTPLANE_KEK); absent: no KEK unless AGENTPLANE_KEK is set, and payloads are stored in the clear",
+    "file holding the key-encryption key, 32 random bytes in base64, e.g. from openssl rand -base64 32 (env AGENTPLANE_KEK_FILE; or the text itself in AGENTPLANE_KEK); absent: AGENTPLANE_KEK, else the KEK file beside a SQLite store (<store>.kek) when there is one, else no KEK and payloads are stored in the clear",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_KEK_FILE")),
   Options.optional,
@@ -60,34 +62,45 @@ export const NONE: Keying = { keys: Option.none(), kekFile: Option.none() }
 export interface Ring {
   readonly kek: Kek.Kek
   readonly keys: Option.Option<string>
+  /** The KEK file beside a SQLite store it came from (`Kek.besideStore`), if it did. */
+  readonly beside?: string
 }
 
-/** `--store` holds sealed payloads (its mark says so) but no KEK was given. */
-export class SealedWithoutKek extends Schema.TaggedError<SealedWithoutKek>()("SealedWithoutKek", {
-  store: Schema.String,
-  kekId: Schema.String,
-}) {
-  override get message(): string {
-    return `store ${this.store} holds payloads sealed under KEK ${this.kekId}, but no KEK was given: set AGENTPLANE_KEK or --kek-file (env AGENTPLANE_KEK_FILE) to that KEK; without it new payloads would be written in the clear, out of erasure's reach`
-  }
-}
-
-/** `--store` was sealed under another KEK than the one given. */
-export class SealedUnderOtherKek extends Schema.TaggedError<SealedUnderOtherKek>()("SealedUnderOtherKek", {
-  store: Schema.String,
-  stored: Schema.String,
-  supplied: Schema.String,
-}) {
-  override get message(): string {
-    return `store ${this.store} is sealed under KEK ${this.stored}, but the KEK given (AGENTPLANE_KEK or --kek-file) is ${this.supplied}: give the KEK the store was sealed with`
-  }
-}
+export { SealedUnderOtherKek, SealedWithoutKek } from "../errors/ErasureError.js"
 
 /**
- * The key ring the flags and environment configure: none without a KEK. Both `AGENTPLANE_KEK`
- * and a KEK file, an unreadable or malformed KEK, or `--keys` without a KEK are `KekInvalid`.
+ * The key ring the flags and environment configure for `store`, else the one of the KEK file
+ * beside a SQLite `store` when it exists: none without either. Both `AGENTPLANE_KEK` and a KEK
+ * file, an unreadable or malformed KEK, or `--keys` without a KEK are `KekInvalid`.
  */
-export const resolve = (keying: Keying): Effect.Effect<Option.Option<Ring>, KekInvalid> =>
+export const resolve = (keying: Keying, store: string): Effect.Effect<Option.Option<Ring>, KekInvalid> =>
+  Effect.flatMap(fromFlags(keying), (ring) =>
+    Option.isSome(ring) || Store.isPostgres(store)
+      ? Effect.succeed(ring)
+      : Effect.map(Kek.fromFileIfPresent(Kek.besideStore(store)), (kek) =>
+          Option.map(kek, (k): Ring => ({ kek: k, keys: keying.keys, beside: Kek.besideStore(store) })),
+        ),
+  )
+
+/**
+ * `serve`'s key ring out of the box: `ring` when one is configured, else, on a fresh SQLite
+ * `store` (neither the file nor its KEK file exists yet), a new KEK written beside it. A SQLite
+ * file that already exists without a KEK file stays as it is: it may hold payloads in the clear,
+ * which a KEK from now on would leave out of erasure's reach beside the sealed.
+ */
+export const outOfTheBox = (
+  store: string,
+  ring: Option.Option<Ring>,
+  keys: Option.Option<string>,
+): Effect.Effect<Option.Option<Ring>, KekInvalid> =>
+  Option.isSome(ring) || Store.isPostgres(store) || existsSync(store)
+    ? Effect.succeed(ring)
+    : Effect.map(Kek.create(Kek.besideStore(store)), (kek) =>
+        Option.some({ kek, keys, beside: Kek.besideStore(store) }),
+      )
+
+/** The key ring of the flags and the environment alone, never the store's KEK file. */
+export const fromFlags = (keying: Keying): Effect.Effect<Option.Option<Ring>, KekInvalid> =>
   Effect.gen(function* () {
     const kek = yield* Option.match(keying.kekFile, {
       onSome: (path) =>
@@ -146,7 +159,19 @@ export const stores = (
   const checked = Layer.flatMap(Store.layer(store, timeouts), (context) =>
     Layer.effectContext(
       Effect.as(
-        Effect.scoped(Layer.build(client(store)).pipe(Effect.flatMap((c) => Effect.provide(mark(store, ring), c)))),
+        Effect.scoped(
+          Layer.build(client(store)).pipe(
+            Effect.flatMap((c) =>
+              Effect.provide(
+                SealingMark.check(
+                  Store.show(store),
+                  Option.map(ring, (r) => r.kek.id),
+                ),
+                c,
+              ),
+            ),
+          ),
+        ),
         context,
       ),
     ),
@@ -156,38 +181,3 @@ export const stores = (
     onSome: (r) => SealedStores.over(checked).pipe(Layer.provide(keyRing(store, r))),
   })
 }
-
-// internal
-
-// The mark's row: the empty tenant is no tenant (`Tenant.parse` refuses it).
-const MARK_TENANT = ""
-const MARK_SCOPE = "agentplane.sealing"
-
-const MarkRow = Schema.Array(Schema.Struct({ kek_id: Schema.NullOr(Schema.String) }))
-
-/** Checks `store`'s mark against `ring`, and leaves it when keyed (idempotent: the first KEK stands). */
-const mark = (store: string, ring: Option.Option<Ring>) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const read = sql`SELECT kek_id FROM key_ring WHERE tenant = ${MARK_TENANT} AND scope = ${MARK_SCOPE}`.pipe(
-      Effect.flatMap(Schema.decodeUnknown(MarkRow)),
-      Effect.map((rows) => Option.fromNullable(rows[0]?.kek_id)),
-      Effect.catchTag("ParseError", (e) => Effect.fail(new Backend({ detail: `key_ring mark: ${e.message}` }))),
-    )
-    if (Option.isSome(ring)) {
-      yield* sql`
-        INSERT INTO key_ring (tenant, scope, kek_id, wrapped, destroyed_at, reason)
-        VALUES (${MARK_TENANT}, ${MARK_SCOPE}, ${ring.value.kek.id}, NULL, NULL, ${"payloads of this store are sealed (§9.1)"})
-        ON CONFLICT (tenant, scope) DO NOTHING`
-    }
-    const found = yield* read
-    if (Option.isNone(found)) return
-    if (Option.isNone(ring)) return yield* new SealedWithoutKek({ store: Store.show(store), kekId: found.value })
-    if (found.value !== ring.value.kek.id) {
-      return yield* new SealedUnderOtherKek({
-        store: Store.show(store),
-        stored: found.value,
-        supplied: ring.value.kek.id,
-      })
-    }
-  }).pipe(Sql.orBackend)

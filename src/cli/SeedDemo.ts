@@ -96,7 +96,7 @@ export const command = Command.make("seed-demo", { store: Store.option, tenant, 
       Tenant.parse(options.tenant),
       (e) => new TenantInvalid({ tenant: options.tenant, detail: e.message }),
     )
-    const ring = yield* Keys.resolve(options.keying)
+    const ring = yield* Keys.resolve(options.keying, options.store)
     const ids = yield* seed.pipe(
       Effect.provideService(Tenant.Tenant, tenantId),
       Effect.provide(Keys.stores(options.store, Store.NO_TIMEOUTS, ring)),

@@ -76,6 +76,13 @@ const noConsole = Options.boolean("no-console").pipe(
   Options.withFallbackConfig(Config.boolean("AGENTPLANE_NO_CONSOLE")),
 )
 
+const noKek = Options.boolean("no-kek").pipe(
+  Options.withDescription(
+    "serve with no key ring: write no KEK file beside a fresh SQLite store and read none, so payloads are stored in the clear where no erasure can reach them; a store already sealed is refused (env AGENTPLANE_NO_KEK); default: a fresh SQLite store gets <store>.kek (mode 0600) and payloads are sealed",
+  ),
+  Options.withFallbackConfig(Config.boolean("AGENTPLANE_NO_KEK")),
+)
+
 const sweepEvery = Options.integer("sweep-every").pipe(
   Options.withDescription(
     "sweep every tenant of the credential table every <secs> seconds (env AGENTPLANE_SWEEP_EVERY); default 0: sweeping is scheduled outside, e.g. `agentplane sweep` from cron",
@@ -106,8 +113,10 @@ export interface ServeOptions {
   readonly logLevel?: RequestLog.Level
   /** `--metrics-token-digest`: comma-separated digests of the scrape tokens; absent, nobody may scrape. */
   readonly metricsTokenDigest?: Option.Option<string>
-  /** `--keys` and `--kek-file` (`Keys.ts`): with a KEK, payloads are sealed at rest; absent, none. */
+  /** `--keys` and `--kek-file` (`Keys.ts`): with a KEK, payloads are sealed at rest. */
   readonly keying?: Keys.Keying
+  /** `--no-kek`: a fresh SQLite store gets no KEK file (`Keys.outOfTheBox`); default it does. */
+  readonly noKek?: boolean
 }
 
 /**
@@ -143,7 +152,10 @@ const source = <A, E, R>(
  * refuse the start is checked here, before the layer opens the store: a refused start migrates
  * nothing and creates no database file.
  */
-export const layer = (options: ServeOptions) =>
+export const layer = (options: ServeOptions) => Effect.map(build(options), (built) => built.layer)
+
+/** `layer`, and how payloads are kept, as the startup line says it. */
+const build = (options: ServeOptions) =>
   Effect.gen(function* () {
     const address = yield* Effect.mapError(Address.parse(options.addr), (message) => new StartRefused({ message }))
     const store = yield* Store.check(options.store)
@@ -184,8 +196,17 @@ export const layer = (options: ServeOptions) =>
     const scrapeDigests = yield* parseDigests(options.metricsTokenDigest ?? Option.none())
     // A bad or missing KEK refuses the start before the store opens; the store's sealing mark is
     // checked when the store layer is built, before the listener binds.
-    const ring = yield* Keys.resolve(options.keying ?? Keys.NONE)
+    const keying = options.keying ?? Keys.NONE
+    if (options.noKek === true && Option.isSome(keying.kekFile)) {
+      return yield* new StartRefused({
+        message: "--no-kek and --kek-file (or AGENTPLANE_KEK_FILE) both given; give one",
+      })
+    }
+    const configured = options.noKek === true ? yield* keysWithoutKek(keying) : yield* Keys.resolve(keying, store)
     yield* Address.probe(address)
+    // Out of the box a fresh SQLite store is sealed, so `erase-case` can keep its word; written
+    // only now, after every check that could refuse the start.
+    const ring = options.noKek === true ? configured : yield* Keys.outOfTheBox(store, configured, keying.keys)
     const server = Server.layer({
       ...address,
       definitions: runs.register,
@@ -216,19 +237,39 @@ export const layer = (options: ServeOptions) =>
               ),
             ),
           )
-    return sweeping.pipe(
-      Layer.provideMerge(server),
-      // The port can still be taken between the probe and the listen.
-      Layer.mapError((e) => (e instanceof HttpServerError.ServeError ? Address.unavailable(address, e.cause) : e)),
-    )
+    return {
+      layer: sweeping.pipe(
+        Layer.provideMerge(server),
+        // The port can still be taken between the probe and the listen.
+        Layer.mapError((e) => (e instanceof HttpServerError.ServeError ? Address.unavailable(address, e.cause) : e)),
+      ),
+      sealing: Option.match(ring, {
+        onNone: () => "payloads in the clear",
+        onSome: (r) =>
+          r.beside === undefined
+            ? `payloads sealed under KEK ${r.kek.id}`
+            : `payloads sealed under the KEK file ${r.beside}${Option.isNone(configured) ? ", new" : ""}`,
+      }),
+    }
   })
+
+/**
+ * `--no-kek`: no KEK from the store's side, and none from the environment either, since a KEK
+ * there with `--no-kek` leaves it unclear which one governs.
+ */
+const keysWithoutKek = (keying: Keys.Keying) =>
+  Effect.flatMap(Keys.fromFlags(keying), (ring) =>
+    Option.isSome(ring)
+      ? Effect.fail(new StartRefused({ message: "--no-kek and AGENTPLANE_KEK both given; give one" }))
+      : Effect.succeed(ring),
+  )
 
 /** Serves until interrupted, announcing the bound address (with `--addr host:0`, the port the system chose). */
 export const serve = (options: ServeOptions) =>
-  Effect.flatMap(layer(options), (server) =>
+  Effect.flatMap(build(options), ({ layer: server, sealing }) =>
     HttpServer.addressFormattedWith((address) =>
       Console.log(
-        `agentplane serving ${address} (store ${Store.show(options.store)}${
+        `agentplane serving ${address} (store ${Store.show(options.store)}, ${sealing}${
           (options.sweepEvery ?? 0) > 0 ? `, sweeping every ${options.sweepEvery}s` : ""
         })`,
       ),
@@ -279,6 +320,7 @@ export const command = Command.make(
     docsCredential,
     noConsole,
     keying: Keys.options,
+    noKek,
   },
   serve,
 ).pipe(Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"))

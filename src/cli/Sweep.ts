@@ -147,7 +147,7 @@ export const command = Command.make(
       // (its capability is not registered) and counts a wake failure every tick.
       const loaded = yield* Definitions.fromOption(runs)
       // A tick wakes runs and dead-letters events, so it seals and opens as `serve` does.
-      const ring = yield* Keys.resolve(keying)
+      const ring = yield* Keys.resolve(keying, store)
       const report = yield* tick(id, eventGrace, false).pipe(
         // A woken run resumes in a background fiber of the runtime; closing the runtime would
         // interrupt it, so the sweep waits until every run it woke has finished or suspended.

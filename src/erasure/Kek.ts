@@ -3,8 +3,8 @@
  * `AGENTPLANE_KEK` or in the file `AGENTPLANE_KEK_FILE` names. It only wraps data keys; it never
  * touches a payload, so it can be kept in a secret manager and rotated by re-wrapping (later).
  */
-import { createHash } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { createHash, randomBytes } from "node:crypto"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { Config, Effect, Either, Option, Redacted } from "effect"
 import { KekInvalid } from "../errors/ErasureError.js"
 import * as Aead from "./Aead.js"
@@ -60,6 +60,34 @@ export const fromFile = (path: string): Effect.Effect<Kek, KekInvalid> =>
     try: () => readFileSync(path, "utf8"),
     catch: (e) => new KekInvalid({ detail: `cannot read the KEK file ${path}: ${String(e)}` }),
   }).pipe(Effect.flatMap((text) => fromBase64(text, `the KEK file ${path}`)))
+
+/**
+ * The KEK file that belongs to the SQLite store `store`: `<store>.kek`, beside it. `serve` writes
+ * it on a fresh store (`create`), and every verb and the embedded default read it when no KEK is
+ * given, so a store sealed out of the box opens everywhere it is opened.
+ */
+export const besideStore = (store: string): string => `${store}.kek`
+
+/** The KEK in `path` when the file exists; none when it does not. */
+export const fromFileIfPresent = (path: string): Effect.Effect<Option.Option<Kek>, KekInvalid> =>
+  Effect.suspend(() => (existsSync(path) ? Effect.asSome(fromFile(path)) : Effect.succeedNone))
+
+/**
+ * A new random KEK written to `path` (base64, mode 0600: only its owner reads it). Exclusive
+ * create: a file already there (another process's start that won the race) is read, not replaced,
+ * since replacing it would strand whatever was sealed under the first.
+ */
+export const create = (path: string): Effect.Effect<Kek, KekInvalid> =>
+  Effect.suspend(() => {
+    const bytes = randomBytes(Aead.KEY_BYTES)
+    try {
+      writeFileSync(path, `${bytes.toString("base64")}\n`, { flag: "wx", mode: 0o600 })
+      return Effect.succeed(make(bytes))
+    } catch (e) {
+      if ((e as { code?: unknown }).code === "EEXIST") return fromFile(path)
+      return Effect.fail(new KekInvalid({ detail: `cannot write the KEK file ${path}: ${String(e)}` }))
+    }
+  })
 
 /** The associated data of a wrapped key: it belongs to exactly this scope of this tenant. */
 const aad = (fullScope: string) => `agentplane.key:1:${fullScope}`

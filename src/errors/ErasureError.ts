@@ -62,3 +62,24 @@ export class PayloadsStayReadable extends Schema.TaggedError<PayloadsStayReadabl
     return `case ${this.case}: this store has no key ring, so the case's payloads (case state, task justifications, the journal's inputs, plans, notes and effect outputs, buffered events) are in the clear and would stay readable; erasure removed nothing. Give the KEK the store was sealed with (AGENTPLANE_KEK or --kek-file), or erase the blobs alone (--blobs-only)`
   }
 }
+
+/** The store holds payloads sealed under the KEK `kekId` (its sealing mark says so), but no KEK was given. */
+export class SealedWithoutKek extends Schema.TaggedError<SealedWithoutKek>()("SealedWithoutKek", {
+  store: Schema.String,
+  kekId: Schema.String,
+}) {
+  override get message(): string {
+    return `store ${this.store} holds payloads sealed under KEK ${this.kekId}, but no KEK was given: set AGENTPLANE_KEK or --kek-file (env AGENTPLANE_KEK_FILE) to that KEK, or put its file beside a SQLite store as <store>.kek; without it new payloads would be written in the clear, out of erasure's reach`
+  }
+}
+
+/** The store was sealed under the KEK `stored`, and the KEK given is another, `supplied`. */
+export class SealedUnderOtherKek extends Schema.TaggedError<SealedUnderOtherKek>()("SealedUnderOtherKek", {
+  store: Schema.String,
+  stored: Schema.String,
+  supplied: Schema.String,
+}) {
+  override get message(): string {
+    return `store ${this.store} is sealed under KEK ${this.stored}, but the KEK given (AGENTPLANE_KEK, --kek-file or the store's .kek file) is ${this.supplied}: give the KEK the store was sealed with`
+  }
+}

@@ -66,18 +66,38 @@ export const json = (
 /**
  * The 415 for a body in a media type other than JSON on a route that reads JSON, or `undefined`.
  * Without it a form or a multipart body reached the platform's own decoders (a 500) or the
- * schema (a 422 about the body's shape, when the shape was never the problem). A body with no
- * declared type is read as JSON.
+ * schema (a 422 about the body's shape, when the shape was never the problem).
+ *
+ * Decision (a body with no `Content-Type`, or an empty one): 415 as well, naming
+ * application/json. HTTP lets a receiver take an undeclared body as `application/octet-stream`
+ * (RFC 9110 §8.3), which is not JSON; reading it as JSON anyway would answer a client that
+ * forgot the header (a raw byte upload, `fetch` with an ArrayBuffer) with a 422 about the body's
+ * shape, when the shape was never the problem. A request with no body (`hasBody` false: no
+ * `Content-Length` above 0 and no `Transfer-Encoding`) needs no type: routes whose body is
+ * optional take it bare.
  */
-export const mediaTypeRefusal = (contentType: string | undefined): UnsupportedMediaType | undefined => {
-  if (contentType === undefined) return undefined
-  const type = (contentType.split(";")[0] ?? "").trim().toLowerCase()
-  return type === "" || JSON_TYPES.has(type)
+export const mediaTypeRefusal = (
+  contentType: string | undefined,
+  hasBody: boolean,
+): UnsupportedMediaType | undefined => {
+  const type = (contentType?.split(";")[0] ?? "").trim().toLowerCase()
+  if (type === "") {
+    return hasBody
+      ? new UnsupportedMediaType({
+          message: "the body declares no content-type; send it as application/json",
+        })
+      : undefined
+  }
+  return JSON_TYPES.has(type)
     ? undefined
     : new UnsupportedMediaType({
         message: `content-type ${JSON.stringify(type)} is not read here; send the body as application/json`,
       })
 }
+
+/** Whether `incoming` carries a body: a `Content-Length` above 0, or any `Transfer-Encoding` (chunked). */
+export const hasBody = (incoming: IncomingMessage): boolean =>
+  incoming.headers["transfer-encoding"] !== undefined || Number(incoming.headers["content-length"] ?? "0") > 0
 
 /**
  * `request` with its body read strictly: at most `MAX_BODY_BYTES`, in JSON when `jsonOnly` (any
@@ -92,7 +112,7 @@ export const strict = (
   options: { readonly jsonOnly: boolean },
 ): HttpServerRequest.HttpServerRequest => {
   const contentType = request.headers["content-type"]
-  const refused = options.jsonOnly ? mediaTypeRefusal(contentType) : undefined
+  const refused = options.jsonOnly ? mediaTypeRefusal(contentType, hasBody(incoming)) : undefined
   const bytes =
     refused === undefined ? Effect.runSync(Effect.cached(readCapped(incoming, MAX_BODY_BYTES))) : Effect.die(refused)
   const read = <A>(decode: (bytes: Uint8Array) => Either.Either<A, UnsupportedMediaType | InvalidRequest>) =>

@@ -3,11 +3,16 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Cause, Config, Duration, Effect, Layer, Option } from "effect"
+import * as Kek from "../erasure/Kek.js"
+import * as SealedStores from "../erasure/SealedStores.js"
+import type { KekInvalid, SealedUnderOtherKek, SealedWithoutKek } from "../errors/ErasureError.js"
 import { Backend } from "../errors/StoreError.js"
 import type * as Driver from "./internal/Driver.js"
+import * as SealingMark from "./internal/SealingMark.js"
 import * as Seconds from "./internal/Seconds.js"
 import * as Sql from "./internal/Sql.js"
 import * as SqliteDriver from "./internal/SqliteDriver.js"
+import * as KeyRingSql from "./KeyRingSql.js"
 import * as Migrations from "./Migrations.js"
 import * as SqlStores from "./SqlStores.js"
 
@@ -50,14 +55,45 @@ export const layer = (options: Options): Layer.Layer<SqlStores.Stores, Backend> 
     Layer.provide(layerClient(options)),
   )
 
-/** As `layer`, reading the filename from `AGENTPLANE_STORE` (default `./agentplane.db`). */
-export const layerConfig: Layer.Layer<SqlStores.Stores, Backend> = Layer.unwrapEffect(
-  Config.string("AGENTPLANE_STORE").pipe(
-    Config.withDefault("./agentplane.db"),
-    Effect.map((filename) => layer({ filename })),
-    Effect.mapError((e) => new Backend({ detail: `configuration: ${e.message}` })),
-  ),
-)
+/**
+ * As `layer`, on the file `AGENTPLANE_STORE` names (default `./agentplane.db`), sealed when the
+ * store is: the KEK from `AGENTPLANE_KEK` or `AGENTPLANE_KEK_FILE`, else the KEK file beside the
+ * store (`<store>.kek`, which `agentplane serve` writes on a fresh store). The store's sealing
+ * mark is checked as the CLI checks it (`SealingMark.ts`): a store `serve` sealed is opened with
+ * its KEK or refused (`SealedWithoutKek`, `SealedUnderOtherKek`), never written in the clear
+ * beside the sealed. With a KEK the wrapped keys live in the store's own `key_ring` table.
+ */
+export const layerConfig: Layer.Layer<SqlStores.Stores, Backend | KekInvalid | SealedWithoutKek | SealedUnderOtherKek> =
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const filename = yield* Config.string("AGENTPLANE_STORE").pipe(
+        Config.withDefault("./agentplane.db"),
+        Effect.mapError((e) => new Backend({ detail: `configuration: ${e.message}` })),
+      )
+      const kek = yield* Effect.flatMap(Kek.fromEnvironment, (given) =>
+        Option.isSome(given) ? Effect.succeed(given) : Kek.fromFileIfPresent(Kek.besideStore(filename)),
+      )
+      const client = Layer.provideMerge(
+        Layer.catchAll(Migrations.layer, (e) => Layer.fail(atPath(filename, e))),
+        layerClient({ filename }),
+      )
+      // Built before the stores, so nothing is read or written until the mark has been checked.
+      const checked = Layer.provideMerge(
+        Layer.effectDiscard(
+          SealingMark.check(
+            filename,
+            Option.map(kek, (k) => k.id),
+          ),
+        ),
+        client,
+      )
+      const stores = Option.match(kek, {
+        onNone: () => SqlStores.layer,
+        onSome: (k) => SealedStores.over(SqlStores.layer).pipe(Layer.provide(KeyRingSql.layer(k))),
+      })
+      return Layer.provide(stores, checked)
+    }),
+  )
 
 // internal
 

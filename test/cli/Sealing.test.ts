@@ -8,39 +8,16 @@
 import { randomBytes, randomUUID } from "node:crypto"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
 import { afterAll, describe, it } from "vitest"
-import * as Keys from "../../src/cli/Keys.js"
 import * as Sealed from "../../src/erasure/Sealed.js"
 import { assert } from "../support/Assert.js"
 import { cleanUp, cli, lines, postgres, scratchFile, serve, sqlite } from "../support/Cli.js"
+import { rawText } from "../support/RawRows.js"
 
 afterAll(cleanUp)
 
 const tokens = join("examples", "demo-tokens.json")
 const policy = join("examples", "demo-policy.json")
-
-/** Every row of `tables` in `store`, each column as text (bytes decoded as UTF-8), read behind the stores' back. */
-const rawText = (store: string, tables: ReadonlyArray<string>) =>
-  Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.forEach(tables, (table) => sql.unsafe<Record<string, unknown>>(`SELECT * FROM ${table}`)),
-    ).pipe(
-      Effect.map((all) =>
-        all
-          .flat()
-          .flatMap((row) =>
-            Object.values(row).map((v) =>
-              v instanceof Uint8Array ? Buffer.from(v).toString("utf8") : JSON.stringify(v),
-            ),
-          )
-          .join("\n"),
-      ),
-      Effect.scoped,
-      Effect.provide(Keys.client(store)),
-    ) as Effect.Effect<string>,
-  )
 
 /** `serve …args` to its exit; a server that starts after all is killed, so the test fails instead of hanging. */
 const refusedServe = (args: ReadonlyArray<string>) => {

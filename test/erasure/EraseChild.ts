@@ -46,7 +46,7 @@ const program = Effect.gen(function* () {
 })
 
 const world = Effect.gen(function* () {
-  const ring = yield* Effect.flatMap(Keys.resolve({ keys: Option.some(keys), kekFile: Option.none() }), (r) =>
+  const ring = yield* Effect.flatMap(Keys.resolve({ keys: Option.some(keys), kekFile: Option.none() }, store), (r) =>
     Option.match(r, { onNone: () => Effect.dieMessage("AGENTPLANE_KEK is not set"), onSome: Effect.succeed }),
   )
   const client = Keys.client(store)

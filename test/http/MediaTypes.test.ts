@@ -1,7 +1,7 @@
 /**
  * Requests an integrator's tools send that are not what a route reads (issue 33), on each
- * backend: a body in another media type than JSON is 415 before it is parsed, on every route
- * that reads JSON; a chunked body past 1 MiB is a 413 the client reads (not a reset); an integer
+ * backend: a body in another media type than JSON, or with none declared, is 415 before it is
+ * parsed, on every route that reads JSON; a chunked body past 1 MiB is a 413 the client reads (not a reset); an integer
  * no JSON number carries exactly is 422 naming its path; two Authorization headers are 400. None
  * of them writes anything.
  */
@@ -153,6 +153,39 @@ for (const backend of Http.backends()) {
               body: exact,
             })
             assert.strictEqual(kept.status, 202, kept.text)
+          }),
+        ),
+      )
+
+      it.effect("a body with no Content-Type is 415 naming application/json; a request with no body needs none", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const t = yield* f.inTenant(Effect.flatMap(TaskStore, (s) => s.open(task())))
+            const run = RunId.make("run_01JZZZZZZZZZZZZZZZZZZZZZZZ")
+            const routes: ReadonlyArray<readonly [string, string, string]> = [
+              ["POST", "/runs", f.tokens.ada],
+              ["POST", `/runs/${run}/cancel`, f.tokens.ada],
+              ["POST", `/tasks/${t.id}/decide`, f.tokens.rita],
+              ["PUT", "/admin/halt", f.tokens.ada],
+            ]
+            for (const [method, path, token] of routes) {
+              const answer = yield* rawStatus(
+                f.baseUrl,
+                [`${method} ${path} HTTP/1.1`, `Authorization: Bearer ${token}`],
+                '{"approved":true,"reason":"ok"}',
+              )
+              assert.strictEqual(answer.status, 415, `${method} ${path}: ${answer.text}`)
+              assert.match(answer.text, /"_tag":"UnsupportedMediaType"/)
+              assert.match(answer.text, /declares no content-type; send it as application\/json/)
+            }
+            assert.deepStrictEqual(yield* f.inTenant(Effect.flatMap(TaskStore, (s) => s.task(t.id))), Option.some(t))
+            assert.deepStrictEqual(yield* f.inTenant(Effect.flatMap(QuotaStore, (q) => q.halted())), Option.none())
+            // No body at all: the type is not asked for, and the route's own validation answers.
+            const bare = yield* rawStatus(f.baseUrl, [
+              "PUT /admin/halt HTTP/1.1",
+              `Authorization: Bearer ${f.tokens.ada}`,
+            ])
+            assert.strictEqual(bare.status, 422, bare.text)
           }),
         ),
       )

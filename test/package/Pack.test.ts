@@ -14,11 +14,21 @@
  * The server is started through `npx`, as a user would, and stopped by SIGTERM to npx's pid.
  * Every export the README documents loads from the tarball, from CommonJS as `npm init -y` makes.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs"
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, inject, it } from "vitest"
+import * as Blocks from "../readme/Blocks.js"
 import { assert } from "../support/Assert.js"
 import * as Process from "./Process.js"
+
+/** Every value the README's ts blocks import from "agentplane" (type-only names left out). */
+const readmeImports = (): ReadonlyArray<string> =>
+  Blocks.parse(readFileSync(join(Process.ROOT, "README.md"), "utf8"))
+    .filter((block) => block.lang === "ts")
+    .flatMap((block) => [...block.text.matchAll(/import\s*\{([^}]*)\}\s*from\s*"agentplane"/g)])
+    .flatMap((match) => (match[1] ?? "").split(","))
+    .map((name) => name.trim())
+    .filter((name) => name !== "" && !name.startsWith("type "))
 
 const REVIEWER = "demo-reviewer-token"
 
@@ -155,6 +165,7 @@ describe("the packed package", () => {
       "SqlStores",
       "Sweeper",
       "TestRuntime",
+      ...readmeImports(),
     ]
     const commonJs = Process.start(
       "node",
@@ -218,7 +229,12 @@ describe("the packed package", () => {
 /** `server` answers on the embedded default, then stops on SIGTERM to npx's pid, freeing the port. */
 const serves = async (server: Process.Run, dir: string) => {
   const url = await Process.listening(server)
-  assert.match(server.stdout(), /\(store \.\/agentplane\.db\)/)
+  // Out of the box the fresh store is sealed under a KEK written beside it, owner-only.
+  assert.match(
+    server.stdout(),
+    /\(store \.\/agentplane\.db, payloads sealed under the KEK file \.\/agentplane\.db\.kek, new\)/,
+  )
+  assert.strictEqual(statSync(join(dir, "agentplane.db.kek")).mode & 0o777, 0o600)
   assert.strictEqual((await fetch(`${url}/healthz`)).status, 200)
   const runs = await fetch(`${url}/runs`, { headers: { authorization: `Bearer ${REVIEWER}` } })
   assert.strictEqual(runs.status, 200, await runs.clone().text())

@@ -13,12 +13,11 @@ import { randomUUID } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, it } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { expect, inject } from "vitest"
 import type { RunId } from "../../src/domain/Ids.js"
 import type * as Journal from "../../src/domain/Journal.js"
 import { Tenant, TenantId } from "../../src/domain/Tenant.js"
-import type { Backend } from "../../src/errors/StoreError.js"
 import * as PgBackend from "../../src/layers/PgBackend.js"
 import * as SqliteBackend from "../../src/layers/SqliteBackend.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
@@ -178,8 +177,8 @@ const hangingRuns = (file: string): number => new Set(actsOf(file).flatMap((l) =
  * key, reached twice for the hung runs' settle and once otherwise; and each hung run recovered
  * by a sweep (a `run_recovered` note, written before the resume that bumped its epoch).
  */
-const audit = (
-  stores: Layer.Layer<Stores.Stores, Backend>,
+const audit = <E>(
+  stores: Layer.Layer<Stores.Stores, E>,
   t: Serving.Tenancy,
   started: ReadonlyArray<Started>,
   acts: string,
@@ -381,7 +380,12 @@ describe("one serve process on a SQLite file, killed and restarted", () => {
           await rest(restarted, t, started)
           return started
         }).pipe(withLogs(servers))
-        yield* audit(SqliteBackend.layer({ filename: file }), t, started, acts)
+        // Opened as the server opened it: sealed under the KEK file `serve` wrote beside the fresh
+        // file, so the effects' descriptors read in clear.
+        const stores = SqliteBackend.layerConfig.pipe(
+          Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["AGENTPLANE_STORE", file]])))),
+        )
+        yield* audit(stores, t, started, acts)
       }),
     420_000,
   )

@@ -97,10 +97,11 @@ export const scratchFile = (name: string): string => {
   return file
 }
 
-/** Removes every scratch file this module handed out (SQLite's side files and an export's `.partial` too); call it from `afterAll`. */
+/** Removes every scratch file this module handed out (SQLite's side files, the KEK file `serve` writes beside a fresh store and an export's `.partial` too); call it from `afterAll`. */
 export const cleanUp = () => {
   for (const file of scratch.splice(0))
-    for (const suffix of ["", "-wal", "-shm", "-journal", ".partial"]) rmSync(`${file}${suffix}`, { force: true })
+    for (const suffix of ["", "-wal", "-shm", "-journal", ".kek", ".partial"])
+      rmSync(`${file}${suffix}`, { force: true })
 }
 
 export const sqlite: Store = {
