@@ -196,6 +196,24 @@ export const suite = (backend: Backend.Backend) =>
         }).pipe(Support.on(Support.runtime(backend, [plain])), Backend.asFreshTenant),
       )
 
+      it.live(
+        "a halted tenant's unbound run under an unlimited quota is refused by its opening commit: nothing acts, nothing is written",
+        () =>
+          Effect.gen(function* () {
+            yield* Effect.flatMap(QuotaStore, (q) => q.setHalt(Option.some("incident 43")))
+            const before = counter.get("admission.act")
+            const error = yield* Effect.flip(
+              Effect.flatMap(Runtime.Runtime, (rt) =>
+                rt.run(plain, Run.labeled({ n: 1 }, "test"), { admissionKey: "halted-key" }),
+              ),
+            )
+            expect(error).toMatchObject({ _tag: "Halted", reason: "incident 43" })
+            expect(counter.get("admission.act")).toBe(before)
+            expect(yield* Effect.flatMap(JournalStore, (j) => j.admittedAs("halted-key"))).toEqual(Option.none())
+            yield* expectNothingWritten
+          }).pipe(Support.on(Support.runtime(backend, [plain])), Backend.asFreshTenant),
+      )
+
       it.live("a halted tenant is refused with Halted under a bounded quota too", () =>
         Effect.gen(function* () {
           yield* Effect.flatMap(QuotaStore, (q) => q.setHalt(Option.some("stop")))

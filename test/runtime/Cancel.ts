@@ -45,7 +45,7 @@ const kit = () => {
           return answer.n
         }),
     })
-  return { counter, undone, step }
+  return { counter, undone, step, work }
 }
 
 /** Asks, from inside a step, that the run be cancelled, as an operator would meanwhile. */
@@ -122,6 +122,70 @@ export const suite = (backend: Backend.Backend) =>
         expect((yield* Effect.flip(rt.resume(result.run)))._tag).toBe("RunClosed")
       }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
     })
+
+    it.live(
+      "a request stored before a step's first act is honoured at that step's boundary: the act never happens, and Strict replay reproduces it",
+      () => {
+        const k = kit()
+        // Step two asks for its own cancellation before it acts: its boundary is checked in the
+        // commit that would announce its act, not by a read before its body, and that commit is
+        // refused, so nothing of step two is journaled but the cancellation standing in its place.
+        const asking = Step.make<unknown, number, never, JournalStore | Tenant>({
+          name: "two",
+          body: () =>
+            Effect.gen(function* () {
+              yield* requestCancel
+              const cx = yield* StepCtx
+              return (yield* cx.perform(k.work, { n: 2 })).n
+            }),
+        })
+        const def = definition("cancel.first-act", [k.step("one", 1), asking, k.step("three", 3)])
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const result = yield* start(def)
+          expect(result.status).toEqual(Run.RunStatus.Cancelled({ actor: "operator:ann", reason: "customer withdrew" }))
+          expect(k.counter.get("cancel.work")).toBe(1)
+          const records = yield* Support.journalOf(result.run)
+          expect(Support.recordsOfKind(records, "StepStarted").map((r) => r.kind.skill)).toEqual(["one"])
+          expect(Support.recordsOfKind(records, "RunCancelled").map((r) => r.step)).toEqual([1])
+          expect(k.undone).toEqual(["one"])
+          expect(yield* Support.concludedAs(result.run, "cancelled")).toBe(true)
+          const replayed = yield* rt.replay(result.run)
+          expect(replayed.reproduced).toBe(true)
+        }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
+      },
+    )
+
+    it.live(
+      "a request found when steps that never committed conclude is honoured at the last of their boundaries",
+      () => {
+        const k = kit()
+        // Pure steps commit nothing until the conclusion, whose commit carries their boundaries:
+        // refused there, the run is cancelled at the last one, and what finished before it unwinds.
+        const pure = (name: string, body: Effect.Effect<number, never, Needs>) =>
+          Step.make<unknown, number, never, JournalStore | Tenant>({
+            name,
+            role: Step.compensatable(() => Effect.sync(() => k.undone.push(name))),
+            body: () => body,
+          })
+        const def = definition("cancel.pure", [
+          k.step("one", 1),
+          pure("ask", Effect.as(requestCancel, 0)),
+          pure("fails", Effect.dieMessage("ran past a cancellation")),
+        ])
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const result = yield* start(def)
+          expect(result.status).toEqual(Run.RunStatus.Cancelled({ actor: "operator:ann", reason: "customer withdrew" }))
+          const records = yield* Support.journalOf(result.run)
+          expect(Support.recordsOfKind(records, "StepStarted").map((r) => r.kind.skill)).toEqual(["one", "ask"])
+          expect(Support.recordsOfKind(records, "RunCancelled").map((r) => r.step)).toEqual([2])
+          expect(k.undone).toEqual(["ask", "one"])
+          expect(yield* Support.concludedAs(result.run, "cancelled")).toBe(true)
+          expect((yield* rt.replay(result.run)).reproduced).toBe(true)
+        }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
+      },
+    )
 
     it.live("a paused run cancelled meanwhile honours the request when it resumes", () => {
       const k = kit()
