@@ -245,6 +245,7 @@ export const suite = (backend: Backend.Backend) =>
             ],
           })
           const commits: Array<number> = []
+          const others: Array<string> = []
           return Effect.gen(function* () {
             const rt = yield* Runtime.Runtime
             const key = `keyed-${Math.random()}`
@@ -252,6 +253,8 @@ export const suite = (backend: Backend.Backend) =>
             expect(result.status._tag).toBe("Succeeded")
             // [admission, plan, boundary, a announced], [a done, b announced], [b done, boundary, seal].
             expect(commits.filter((c) => c > 0)).toEqual([4, 2, 3])
+            // And nothing else: the lease, the halt and the step's cancellation check ride in those commits.
+            expect(others).toEqual([])
             // The duplicate learns it from that first commit, which writes nothing, before any act.
             const again = yield* Effect.flip(rt.run(def, Run.labeled({ n: 1 }, "test"), { admissionKey: key }))
             expect(again).toMatchObject({ _tag: "DuplicateAdmission", run: result.run })
@@ -259,7 +262,10 @@ export const suite = (backend: Backend.Backend) =>
             // Its one attempt (the same four records), refused whole: the first run's journal is as it was.
             expect(commits.filter((c) => c > 0)).toEqual([4, 2, 3, 4])
             expect((yield* Support.journalOf(result.run)).length).toBe(9)
-          }).pipe(Support.on(Support.runtime(Support.watchingCommits(backend, commits), [def])), Backend.asFreshTenant)
+          }).pipe(
+            Support.on(Support.runtime(Support.watchingCommits(backend, commits, others), [def])),
+            Backend.asFreshTenant,
+          )
         },
       )
     })

@@ -21,6 +21,7 @@ import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
+import { QuotaStore } from "../../src/services/QuotaStore.js"
 import type * as Stores from "../../src/services/Stores.js"
 import type * as Backend from "../support/Backend.js"
 import * as Witness from "./Witness.js"
@@ -292,24 +293,44 @@ export const sleepThenAct = <I, E>(
     ],
   })
 
-/** The backend with the number of records of every `append` and `seal` (each one commit) noted in `commits`: the store is real, only watched. */
-export const watchingCommits = (backend: Backend.Backend, commits: Array<number>): Backend.Backend => ({
+/**
+ * The backend with the number of records of every `append` and `seal` (each one commit) noted in
+ * `commits`, and the round trips a run may spend outside them (`acquire`, `cancellation`, the
+ * quota's `halted`) noted by name in `others`: the store is real, only watched.
+ */
+export const watchingCommits = (
+  backend: Backend.Backend,
+  commits: Array<number>,
+  others: Array<string> = [],
+): Backend.Backend => ({
   ...backend,
   layer: Layer.map(backend.layer, (context) => {
     const journal = Context.get(context, JournalStore)
-    return Context.add(context, JournalStore, {
-      ...journal,
-      append: (run, epoch, batch, alongside, options) =>
-        Effect.zipRight(
-          Effect.sync(() => commits.push(batch.length)),
-          journal.append(run, epoch, batch, alongside, options),
-        ),
-      seal: (run, epoch, outcome, last, alongside, options) =>
-        Effect.zipRight(
-          Effect.sync(() => commits.push(last?.length ?? 0)),
-          journal.seal(run, epoch, outcome, last, alongside, options),
-        ),
-    })
+    const quotas = Context.get(context, QuotaStore)
+    const noted = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        Effect.sync(() => others.push(name)),
+        effect,
+      )
+    return Context.add(
+      Context.add(context, QuotaStore, { ...quotas, halted: () => noted("halted", quotas.halted()) }),
+      JournalStore,
+      {
+        ...journal,
+        acquire: (run, owner, ttl) => noted("acquire", journal.acquire(run, owner, ttl)),
+        cancellation: (run) => noted("cancellation", journal.cancellation(run)),
+        append: (run, epoch, batch, alongside, options) =>
+          Effect.zipRight(
+            Effect.sync(() => commits.push(batch.length)),
+            journal.append(run, epoch, batch, alongside, options),
+          ),
+        seal: (run, epoch, outcome, last, alongside, options) =>
+          Effect.zipRight(
+            Effect.sync(() => commits.push(last?.length ?? 0)),
+            journal.seal(run, epoch, outcome, last, alongside, options),
+          ),
+      },
+    )
   }),
 })
 
