@@ -156,8 +156,10 @@ export const make = (options: Options) =>
           if (Option.isSome(stop) && exec.writer.durable() === 0 && Option.isSome(exec.case)) {
             yield* Effect.ignore(cases.detachRun(exec.case.value, exec.run))
           }
-          // A seal released the lease in its own commit; any other stop releases it here.
-          if (!exec.writer.sealed()) yield* Effect.ignore(journal.releaseLease(exec.run, epoch.value))
+          // A seal released the lease in its own commit; any other stop releases it here, unless
+          // the run's opening commit never came (then there is no lease to release).
+          const leased = !opening || exec.writer.durable() > 0
+          if (!exec.writer.sealed() && leased) yield* Effect.ignore(journal.releaseLease(exec.run, epoch.value))
           // Admission reserves a slot only under a bounded quota, so under an unlimited one there
           // is none to free (a slot taken while the quota was bounded is left: unlimited ignores it).
           if (!Quota.isUnlimited(quota)) yield* Effect.ignore(quotas.release(exec.run))
