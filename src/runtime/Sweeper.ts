@@ -111,7 +111,8 @@ export const sweep = (now: Timestamp, eventGraceSecs: number = DEFAULT_EVENT_GRA
         : Observability.logRecovered(run, "failed", resumed.left.message)
       if (resumed._tag === "Right") runsRecovered += 1
       else if (resumed.left._tag === "RunClosed" || (yield* emptyJournal(run))) {
-        // A lease over an empty journal (a crash between acquire and the first append), or over a
+        // A lease over an empty journal (left by a store written before admissions took their
+        // lease in their opening commit, or by any other acquire of a run never written), or over a
         // run sealed just before its owner died, is just released. Any other refusal (a
         // definition this process does not register) leaves the lease lapsed, so a sweep that
         // can resume the run still finds it: released, no pass would.
