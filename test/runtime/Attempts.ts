@@ -131,6 +131,10 @@ export const suite = (backend: Backend.Backend) =>
           const again = yield* Effect.flatMap(Runtime.Runtime, (rt) => rt.resume(result.run))
           expect(again.status._tag).toBe("Failed")
           expect(counter.get("test.retry.hopeless")).toBe(2)
+          // Strict replay of the failed run reproduces it, acting on nothing.
+          const replayed = yield* Effect.flatMap(Runtime.Runtime, (rt) => rt.replay(result.run))
+          expect(replayed.reproduced).toBe(true)
+          expect(counter.get("test.retry.hopeless")).toBe(2)
         }).pipe(Support.on(Support.runtime(backend, [def])), Backend.asFreshTenant)
       })
     })
