@@ -935,9 +935,13 @@ export const make = Effect.gen(function* () {
         if (row === undefined) return yield* dialect.write(openWithin(tenant, run, open, ttl, batch, alongside, guard))
         if (row.ok === 0) return yield* dialect.write(openWithin(tenant, run, open, ttl, batch, alongside, guard))
         if (row.claimed === 0 && key !== null) {
-          // The holder, read as a transaction's claim reads it: DuplicateAdmission naming it.
-          yield* admit(tenant, run, key)
-          return yield* notWritten(`admission ${key}`)
+          // The holder, read (not claimed: a key freed meanwhile must not be taken by a run that
+          // wrote nothing); gone already, the transaction's checks decide.
+          const [holder] = yield* sql`SELECT run_id FROM run_admission WHERE tenant = ${tenant} AND key = ${key}`.pipe(
+            Effect.flatMap(decodeRows(RunRow, "run_admission")),
+          )
+          if (holder !== undefined) return yield* new DuplicateAdmission({ key, run: holder.run_id })
+          return yield* dialect.write(openWithin(tenant, run, open, ttl, batch, alongside, guard))
         }
         if (row.leased === 0) return yield* refusedByLease(tenant, run)
         if (row.written !== built.length || row.touched !== 1) return yield* notWritten(`the opening of ${run}`)
