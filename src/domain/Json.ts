@@ -3,10 +3,11 @@
  */
 import { Either, Schema } from "effect"
 import * as JsonText from "./JsonText.js"
+import type * as JsonValue from "./JsonValue.js"
 import { MAX_JSON_DEPTH } from "./Limits.js"
 import { isWellFormed } from "./Text.js"
 
-export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+export type Json = JsonValue.Json
 
 /**
  * A JSON value, checked all the way down: no `undefined`, functions, non-finite numbers, or

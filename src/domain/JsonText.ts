@@ -17,7 +17,7 @@
  * (`$.correlation[3].value`) and a character offset.
  */
 import { Either } from "effect"
-import type { Json } from "./Json.js"
+import type { Json } from "./JsonValue.js"
 import { MAX_JSON_DEPTH } from "./Limits.js"
 import { isWellFormed } from "./Text.js"
 

@@ -2,14 +2,12 @@
  * The Runtime service (§7.4): admits runs, resumes them from their journal, replays them
  * strictly, cancels them and raises their budgets. Every method acts for the `Tenant` in context.
  */
-import { Clock, Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import type { CorrelationKey } from "../domain/CorrelationKey.js"
 import type { InboundEvent } from "../domain/Event.js"
 import type { CaseId, RunId } from "../domain/Ids.js"
-import type * as Journal from "../domain/Journal.js"
 import type { Json } from "../domain/Json.js"
-import type * as Quota from "../domain/Quota.js"
 import type * as Run from "../domain/Run.js"
 import type { Decision, Task } from "../domain/Task.js"
 import type { TaskId } from "../domain/TaskId.js"
@@ -19,49 +17,19 @@ import type { Halted, QuotaUnavailable, SpentOut, TooManyRuns } from "../errors/
 import type {
   AdmissionConflict,
   InvalidBudget,
-  NonDeterminism,
   PlanContract,
   ReplayOverrun,
   RunClosed,
 } from "../errors/RuntimeError.js"
 import type { Backend, Corrupt, LeaseHeld, NotFound } from "../errors/StoreError.js"
 import type * as Stores from "../services/Stores.js"
-import type * as EffectKind from "./EffectKind.js"
 import * as Engine from "./Engine.js"
-import type { CrashPoint } from "./Execution.js"
 import type { Registry, RunDefinition } from "./RunDefinition.js"
+import { Crashed, Delivered, type ReplayReport, type RunResult } from "./RunResult.js"
+import type { Fake, Options } from "./RuntimeOptions.js"
 import type * as Writer from "./Writer.js"
 
-/** What an execution of a run came to. */
-export interface RunResult<O> {
-  readonly run: RunId
-  readonly case: Option.Option<CaseId>
-  readonly status: Run.RunStatus
-  /** The output, when the run succeeded. */
-  readonly output: Option.Option<O>
-}
-
-/** What a Strict replay found (§7.2); it wrote nothing. */
-export interface ReplayReport {
-  readonly run: RunId
-  /** The definition reproduces the journal: every key matched and the run concludes as journaled. */
-  readonly reproduced: boolean
-  readonly status: Run.RunStatus
-  readonly divergence: Option.Option<NonDeterminism>
-  /** The journal's latest conclusion, if it has one. */
-  readonly journaled: Option.Option<Journal.RunOutcome>
-}
-
-/** A test crash (`Options.crash`): the execution stopped at `point` as if its process died; nothing was cleaned up. */
-export class Crashed extends Data.TaggedError("Crashed")<{ readonly run: RunId; readonly point: CrashPoint }> {}
-
-/** What a delivery did (§7.9): it resumed a run, it waits in the buffer, or its (source, id) was known. */
-export type Delivered = Data.TaggedEnum<{
-  Resumed: { readonly run: RunId }
-  Buffered: Record<never, never>
-  Duplicate: Record<never, never>
-}>
-export const Delivered = Data.taggedEnum<Delivered>()
+export { Crashed, Delivered, type Fake, type Options, type ReplayReport, type RunResult }
 
 export type AdmissionError =
   | Halted
@@ -174,30 +142,6 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
     ) => Effect.Effect<RunResult<unknown>, ResumeError | InvalidBudget, Tenant>
   }
 >() {}
-
-export interface Options {
-  /** This instance's lease owner name; default `runtime-<random>`. */
-  readonly owner?: string
-  /**
-   * Lease TTL in whole seconds (≥ 1), renewed every third of it while a run executes or waits for
-   * a permit; default 30. Expiries are whole seconds, so a 1 s lease can lapse at a second
-   * boundary under its live owner: 2 is the shortest that holds.
-   */
-  readonly leaseTtlSecs?: number
-  /** The policy-bundle identity runs are admitted under; resume requires the same. Default `default`. */
-  readonly policyBundle?: string
-  /** The tenant's ceilings; default unlimited. */
-  readonly quota?: (tenant: string) => Quota.TenantQuota
-  /** Tests only: stop an execution at a boundary as if the process died there. */
-  readonly crash?: (point: CrashPoint, kind: string, attempt: number) => boolean
-  /** How many woken runs resume in the background at once; default 16. */
-  readonly wakeConcurrency?: number
-  /** Tests only: acts that replace the declared act of an effect kind, by kind string. */
-  readonly fakes?: Readonly<Record<string, Fake>>
-}
-
-/** A stand-in act: gets the arguments and the attempt, answers the kind's success type (or a rejection / `Transient`). */
-export type Fake = (args: unknown, attempt: EffectKind.Attempt) => Effect.Effect<unknown, unknown>
 
 /** The runtime over the stores, the registry of definitions and a calendar. */
 export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores.Stores | Registry | Calendar> =>

@@ -14,7 +14,7 @@ import type { TaskId } from "../domain/TaskId.js"
 import type { Timestamp } from "../domain/Time.js"
 import type { CaseConflict, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
 import type { Call, EffectKind } from "./EffectKind.js"
-import type * as Waits from "./Waits.js"
+import type * as Waits from "./Wait.js"
 
 /** The answers of `cx.all`, position for position. */
 export type Answers<T extends ReadonlyArray<Call<unknown, unknown, unknown>>> = {

@@ -27,20 +27,9 @@ import * as Observability from "./Observability.js"
 
 type Exec = Execution.Execution
 
-/** What `cx.awaitEvent` hands the step: the payload, untrusted, with where it came from. */
-export interface Received {
-  readonly payload: Json
-  readonly source: string
-  /** `event:<kind>`. */
-  readonly provenance: string
-}
+import type { AwaitSpec, Fired, Received } from "./Wait.js"
 
-export interface AwaitSpec {
-  readonly kind: string
-  readonly correlation: ReadonlyArray<CorrelationKey>
-  /** The name of an obligation registered on the run's case: the wait lasts until it falls due. */
-  readonly deadline: string
-}
+export type { AwaitSpec, Fired, Received }
 
 export type Services = CaseStore | EventStore | TimerStore | TaskStore | JournalStore | Tenant
 
@@ -231,11 +220,6 @@ export const needCase = (exec: Exec, at: Execution.At, what: string) =>
       Execution.halt(exec, Execution.Stop.Contract({ detail: `${what} needs a case, and this run has none` })),
     onSome: Effect.succeed,
   })
-
-/** What a sleep answers once its timer fired: the due instant (§7.8), as the journal holds it. */
-export interface Fired {
-  readonly firedAt: Timestamp
-}
 
 /** §7.8: sleep until `until` (its fraction of a second dropped). */
 export const sleepUntil = (
