@@ -26,34 +26,14 @@ import type { CaseId, Epoch, RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import type { Phase } from "../domain/Phase.js"
 import { Tenant, type TenantId } from "../domain/Tenant.js"
-import type { Halted } from "../errors/QuotaError.js"
-import type {
-  Backend,
-  CancelPending,
-  Corrupt,
-  DuplicateAdmission,
-  DuplicateEffect,
-  Fenced,
-  LeaseHeld,
-  RecordTooLarge,
-  RunSealed,
-} from "../errors/StoreError.js"
+import type { Backend, CancelPending, Corrupt } from "../errors/StoreError.js"
 import * as JournalStore from "../services/JournalStore.js"
 import * as History from "./History.js"
 
 export type Mode = "live" | "resume" | "strict"
 
-export type WriteError =
-  | Backend
-  | Corrupt
-  | RunSealed
-  | Fenced
-  | RecordTooLarge
-  | DuplicateEffect
-  | DuplicateAdmission
-  | LeaseHeld
-  | Halted
-  | CancelPending
+/** What a flush or seal can fail with: whatever the journal's append refuses, or its backend. */
+export type WriteError = JournalStore.AppendError | Backend | Corrupt
 
 export interface Writer {
   readonly mode: Mode
