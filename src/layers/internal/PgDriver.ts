@@ -8,6 +8,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit } from "effect"
 import type pg from "pg"
 import * as Driver from "./Driver.js"
+import * as SharedCommit from "./SharedCommit.js"
 
 /** A transaction connection the stores can send named statements on; `@effect/sql` sees a plain `Connection`. */
 export interface Lean extends Connection {
@@ -20,34 +21,10 @@ export interface Lean extends Connection {
 
 export const isLean = (conn: Connection): conn is Lean => typeof (conn as Partial<Lean>).lean === "function"
 
-export const make = (pool: pg.Pool): Driver.Driver["Type"] => ({
+export const make = (pool: pg.Pool, sharing: SharedCommit.Options = SharedCommit.DEFAULTS): Driver.Driver["Type"] => ({
   dialect: "pg",
-  // One callback chain, checkout to release, in one `async`: a fiber suspension each for the
-  // checkout and the query, and the `ensuring` between them, cost as much as the rest of a
-  // one-row statement's client path. The client goes back in the query's callback whatever the
-  // fiber does meanwhile, so an interrupted verb cannot leak it.
-  run: (text, params, named) =>
-    Effect.async<ReadonlyArray<Driver.Row>, SqlError>((resume) => {
-      pool.connect((err, client) => {
-        if (err !== undefined || client === undefined) {
-          resume(Exit.fail(new SqlError({ cause: err, message: "Failed to acquire connection" })))
-          return
-        }
-        // An error event of its socket while it is out is kept (an unheard one would end the
-        // process) and passed to the release, so pg-pool drops it.
-        let broken: Error | undefined
-        const onError = (e: Error) => {
-          broken = e
-        }
-        client.on("error", onError)
-        client.query(config(text, params, named), (failure: Error | undefined, result: pg.QueryResult) => {
-          client.off("error", onError)
-          // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
-          client.release(broken)
-          resume(failure ? Exit.fail(failed(failure)) : Exit.succeed(result.rows))
-        })
-      })
-    }),
+  // Statements ready while others are on the wire share a round trip and a commit (`SharedCommit`).
+  run: SharedCommit.make(pool, alone(pool), nameOf, sharing),
   transaction: (mode) => (effect) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(checkout(pool), (client) => {
@@ -78,6 +55,35 @@ export const make = (pool: pg.Pool): Driver.Driver["Type"] => ({
 })
 
 // internal
+
+/**
+ * One statement on a connection of its own. One callback chain, checkout to release: a fiber
+ * suspension each for the checkout and the query, and the `ensuring` between them, cost as much
+ * as the rest of a one-row statement's client path. The client goes back in the query's callback
+ * whatever the fiber does meanwhile, so an interrupted verb cannot leak it.
+ */
+const alone =
+  (pool: pg.Pool): SharedCommit.Alone =>
+  (text, params, named, done) =>
+    pool.connect((err, client) => {
+      if (err !== undefined || client === undefined) {
+        done(Exit.fail(new SqlError({ cause: err, message: "Failed to acquire connection" })))
+        return
+      }
+      // An error event of its socket while it is out is kept (an unheard one would end the
+      // process) and passed to the release, so pg-pool drops it.
+      let broken: Error | undefined
+      const onError = (e: Error) => {
+        broken = e
+      }
+      client.on("error", onError)
+      client.query(config(text, params, named), (failure: Error | undefined, result: pg.QueryResult) => {
+        client.off("error", onError)
+        // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
+        client.release(broken)
+        done(failure ? Exit.fail(failed(failure)) : Exit.succeed(result.rows))
+      })
+    })
 
 /** pg: a read-only transaction on one snapshot, so a case is never assembled from two moments. */
 const BEGIN = { write: "BEGIN", read: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" } as const
@@ -125,15 +131,17 @@ const failed = (cause: Error) => new SqlError({ cause, message: "Failed to execu
 /** Statement names by text: a named statement is parsed and planned once per connection. */
 const names = new Map<string, string>()
 
-const config = (text: string, params: ReadonlyArray<unknown>, named: boolean): pg.QueryConfig => {
-  if (!named) return { text, values: params as Array<unknown> }
+const nameOf = (text: string): string => {
   let name = names.get(text)
   if (name === undefined) {
     name = `agentplane_${names.size + 1}`
     names.set(text, name)
   }
-  return { name, text, values: params as Array<unknown> }
+  return name
 }
+
+const config = (text: string, params: ReadonlyArray<unknown>, named: boolean): pg.QueryConfig =>
+  named ? { name: nameOf(text), text, values: params as Array<unknown> } : { text, values: params as Array<unknown> }
 
 const query = (checked: Checked, text: string, params: ReadonlyArray<unknown>, named: boolean) =>
   Effect.async<ReadonlyArray<Driver.Row>, SqlError>((resume) => {
