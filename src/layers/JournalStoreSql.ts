@@ -6,12 +6,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either, Exit, Layer, Option, Schema } from "effect"
+import { Effect, Either, Layer, Option, Schema } from "effect"
 import * as Digest from "../domain/Digest.js"
-import { CaseId, RunId, Seq } from "../domain/Ids.js"
+import { type RunId, Seq } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { Tenant } from "../domain/Tenant.js"
-import { Timestamp } from "../domain/Time.js"
 import { Halted } from "../errors/QuotaError.js"
 import {
   Backend,
@@ -27,9 +26,30 @@ import {
   RunSealed,
 } from "../errors/StoreError.js"
 import { type Alongside, formOf, JournalStore } from "../services/JournalStore.js"
-import { decodeRows, digestParam, Int8 } from "./internal/Columns.js"
-import * as Dialect from "./internal/Dialect.js"
+import { decodeRows, digestParam } from "./internal/Columns.js"
 import * as Folds from "./internal/Folds.js"
+import {
+  ActivityRow,
+  type Built,
+  CancelRow,
+  corruptAt,
+  digestAt,
+  EpochRow,
+  GrantedRow,
+  HeadRow,
+  HeldRow,
+  JournalRow,
+  LeaseRow,
+  RECORD_COLUMNS,
+  ReasonRow,
+  RunRow,
+  SealedRow,
+  SealRow,
+  StateRow,
+  toRecord,
+  toRecords,
+} from "./internal/JournalRows.js"
+import * as JournalWrites from "./internal/JournalWrites.js"
 import * as Sql from "./internal/Sql.js"
 
 /** sqlite: the next seal's log position, one step down `run_seal`'s rowid b-tree (see `make`). */
@@ -214,214 +234,8 @@ export const make = Effect.gen(function* () {
        SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id)
     RETURNING run_id`
 
-  /**
-   * pg: a batch's records and the activity touch in one statement, written only if `epoch` is
-   * still the run's lease epoch (its row locked here), the run is unsealed and its head is still
-   * `head`; otherwise nothing is written. After `stateOf` the lock is already ours. Sent alone,
-   * on a remembered head (`writeOnHint`), the statement's snapshot can predate a wait for the
-   * lock, and it is still safe: pg re-checks `epoch` on the row version it locked, an epoch is
-   * ours only after our acquire committed (and that acquire waited for the row lock of any
-   * earlier holder's write), and no other write of our epoch is in flight (`writeOnHint` runs
-   * only when this process has no other append or seal of the run under way, and no other
-   * process holds our epoch). So whatever the old snapshot misses was written at a later epoch,
-   * which the re-check refuses. A batch built on a stale head writes nothing and is rebuilt on
-   * the state read (`appendWithin`).
-   */
-  const writePieces = (n: number, guard = false): ReadonlyArray<string | number> => [
-    "WITH ok AS (SELECT 1 AS ok FROM run_lease WHERE tenant = ",
-    0,
-    " AND run_id = ",
-    1,
-    " AND epoch = CAST(",
-    3,
-    " AS BIGINT) AND NOT EXISTS (SELECT 1 FROM run_seal WHERE tenant = ",
-    0,
-    " AND run_id = ",
-    1,
-    ") AND COALESCE((SELECT MAX(seq) FROM journal WHERE tenant = ",
-    0,
-    " AND run_id = ",
-    1,
-    "), 0) = CAST(",
-    2,
-    " AS BIGINT)",
-    // A guarded batch (`AppendOptions.guardCancel`) writes nothing over a stored request; the
-    // long way (`writeOnState`) then reads the request and answers CancelPending.
-    ...(guard ? [" AND NOT EXISTS (SELECT 1 FROM run_cancel WHERE tenant = ", 0, " AND run_id = ", 1, ")"] : []),
-    " FOR UPDATE), written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
-    0,
-    ", ",
-    1,
-    ", r.seq, CAST(",
-    3,
-    " AS BIGINT), r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM ok, ",
-    ...recordValues(n, 5),
-    " RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
-    0,
-    ", ",
-    1,
-    ", ",
-    4,
-    `, ${dialect.now} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id)`,
-  ]
-
-  /** `(VALUES …) AS r (…)`: `n` records of seven parameters each, the first at hole `base`. */
-  const recordValues = (n: number, base: number): ReadonlyArray<string | number> => [
-    "(VALUES ",
-    ...Array.from({ length: n }, (_, i) => {
-      const at = base + 7 * i
-      return [
-        i === 0 ? "(CAST(" : ", (CAST(",
-        at,
-        " AS BIGINT), ",
-        at + 1,
-        ", ",
-        at + 2,
-        ", ",
-        at + 3,
-        ", CAST(",
-        at + 4,
-        " AS BYTEA), CAST(",
-        at + 5,
-        " AS BYTEA), CAST(",
-        at + 6,
-        " AS BYTEA))",
-      ]
-    }).flat(),
-    ") AS r (seq, kind, effect_key, case_id, prev_hash, hash, raw)",
-  ]
-
-  const writeStatement = (n: number, guard: boolean) =>
-    dialect.query(WrittenRow, "journal", { named: true })(
-      ...Dialect.parts([
-        ...writePieces(n, guard),
-        " SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched",
-      ]),
-    )
-  const writeAtOnce = Dialect.perCount((n: number) => writeStatement(n, false))
-  const writeGuardedAtOnce = Dialect.perCount((n: number) => writeStatement(n, true))
-
-  /**
-   * pg: a new run's opening append (`AppendOptions.open`) in one statement: the tenant's halt
-   * checked, the admission key claimed (`keyed`), the lease taken at epoch 1, the records written
-   * at seq 1… and the activity row touched, each only if everything before it held, so a refusal
-   * at any of them writes nothing, and the answer's counts say which one refused. A concurrent
-   * claim of the same key waits for the other transaction, then conflicts and claims nothing.
-   * Parameters: tenant, run, owner, ttl, the case stamped, the admission key (`keyed` only), then
-   * seven per record.
-   */
-  const openStatement = (n: number, keyed: boolean, guard: boolean) =>
-    dialect.query(OpenedRow, "journal", { named: true })(
-      ...Dialect.parts([
-        "WITH ok AS (SELECT 1 AS ok WHERE NOT EXISTS (SELECT 1 FROM quota_halted WHERE tenant = ",
-        0,
-        ") AND NOT EXISTS (SELECT 1 FROM run_lease WHERE tenant = ",
-        0,
-        " AND run_id = ",
-        1,
-        ")",
-        // A request stored for a run not yet written: its id was known to whoever asked (its own steps).
-        ...(guard ? [" AND NOT EXISTS (SELECT 1 FROM run_cancel WHERE tenant = ", 0, " AND run_id = ", 1, ")"] : []),
-        ")",
-        ...(keyed
-          ? [
-              ", claimed AS (INSERT INTO run_admission (tenant, key, run_id, admitted_at) SELECT ",
-              0,
-              ", ",
-              5,
-              ", ",
-              1,
-              `, ${dialect.now} FROM ok ON CONFLICT (tenant, key) DO NOTHING RETURNING run_id)`,
-            ]
-          : [", claimed AS (SELECT ok FROM ok)"]),
-        ", leased AS (INSERT INTO run_lease (tenant, run_id, owner, epoch, expires_at) SELECT ",
-        0,
-        ", ",
-        1,
-        ", ",
-        2,
-        `, 1, ${dialect.now} + CAST(`,
-        3,
-        " AS BIGINT) FROM claimed ON CONFLICT (tenant, run_id) DO NOTHING RETURNING epoch)",
-        ", written AS (INSERT INTO journal (tenant, run_id, seq, epoch, kind, effect_key, case_id, prev_hash, hash, raw) SELECT ",
-        0,
-        ", ",
-        1,
-        ", r.seq, 1, r.kind, r.effect_key, r.case_id, r.prev_hash, r.hash, r.raw FROM leased, ",
-        ...recordValues(n, keyed ? 6 : 5),
-        " RETURNING seq), touched AS (INSERT INTO run_activity (tenant, run_id, case_id, updated_at) SELECT ",
-        0,
-        ", ",
-        1,
-        ", ",
-        4,
-        `, ${dialect.now} FROM leased ON CONFLICT (tenant, run_id) DO UPDATE SET updated_at = EXCLUDED.updated_at, case_id = COALESCE(EXCLUDED.case_id, run_activity.case_id) RETURNING run_id)`,
-        " SELECT (SELECT COUNT(*) FROM ok) AS ok, (SELECT COUNT(*) FROM claimed) AS claimed, (SELECT COUNT(*) FROM leased) AS leased, (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched",
-        // A lease taken between the snapshot's check and the insert (by whoever knew the unwritten
-        // run's id) leaves a claimed key with no lease: casting the run id to a number then fails
-        // the statement, undoing the claim, and the caller goes the long way, which answers LeaseHeld.
-        ...(keyed
-          ? [", (SELECT CAST(c.run_id AS BIGINT) FROM claimed c WHERE NOT EXISTS (SELECT 1 FROM leased)) AS undone"]
-          : []),
-      ]),
-    )
-  const openStatements = [false, true].map((keyed) =>
-    [false, true].map((guard) => Dialect.perCount((n: number) => openStatement(n, keyed, guard))),
-  )
-
-  /**
-   * pg: a seal with its last batch, on a remembered head, in one statement: `writeAtOnce`'s
-   * guarded records and activity touch, then what `sealAtOnce` writes (the lease released, the
-   * outcome indexed, the seal row), each only if the guard passed. Parameters: `writeAtOnce`'s,
-   * then the outcome indexed, the seal's outcome and the chain head (the batch's last hash). The
-   * seal row has no ON CONFLICT: a seal the guard's snapshot missed fails the statement whole
-   * rather than leave the batch written and the run unsealed.
-   */
-  const sealOnHintAtOnce = Dialect.perCount((n: number) => sealOnHintStatement(n, false))
-  /** `sealOnHintAtOnce` that also drops a timer of the run (a folded `TimerStore.disarm`), its effect key the last parameter. */
-  const sealDroppingOnHintAtOnce = Dialect.perCount((n: number) => sealOnHintStatement(n, true))
-  const sealOnHintStatement = (n: number, drop: boolean) => {
-    const at = 5 + 7 * n
-    return dialect.query(SealedWithRow, "run_seal", { named: true })(
-      ...Dialect.parts([
-        ...writePieces(n),
-        ", released AS (UPDATE run_lease SET owner = '' WHERE tenant = ",
-        0,
-        " AND run_id = ",
-        1,
-        " AND epoch = CAST(",
-        3,
-        " AS BIGINT) AND EXISTS (SELECT 1 FROM ok) RETURNING run_id), indexed AS (INSERT INTO run_outcome (tenant, run_id, outcome, ordinal) SELECT ",
-        0,
-        ", ",
-        1,
-        ", ",
-        at,
-        `, ${dialect.nextOrdinal} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal RETURNING run_id), sealed AS (INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at) SELECT `,
-        0,
-        ", ",
-        1,
-        ", ",
-        at + 1,
-        ", CAST(",
-        at + 2,
-        ` AS BYTEA), ${dialect.nextLogPosition}, ${dialect.now} FROM ok RETURNING run_id)`,
-        // The drop is idempotent (a missing timer is already disarmed), so its count is not read.
-        ...(drop
-          ? [
-              ", dropped AS (DELETE FROM timers WHERE tenant = ",
-              0,
-              " AND run_id = ",
-              1,
-              " AND effect_key = ",
-              at + 3,
-              " AND EXISTS (SELECT 1 FROM ok))",
-            ]
-          : []),
-        " SELECT (SELECT COUNT(*) FROM written) AS written, (SELECT COUNT(*) FROM touched) AS touched, (SELECT COUNT(*) FROM released) AS released, (SELECT COUNT(*) FROM indexed) AS indexed, (SELECT COUNT(*) FROM sealed) AS sealed",
-      ]),
-    )
-  }
+  const { writeAtOnce, writeGuardedAtOnce, openStatements, sealOnHintAtOnce, sealDroppingOnHintAtOnce } =
+    JournalWrites.make(dialect)
 
   /** The records `batch` makes on top of `head`, with the row each is written as. */
   const build = (
@@ -1317,8 +1131,6 @@ export const layer: Layer.Layer<JournalStore, never, SqlClient.SqlClient> = Laye
 
 // internal
 
-const RECORD_COLUMNS = "run_id, seq, prev_hash, hash, raw, key_id, signature"
-
 /** Runs whose head `hints` remembers: about 200 bytes each. */
 const HINTS = 10_000
 
@@ -1365,98 +1177,6 @@ const ACQUIRE_CHUNK = 500
 
 // Rows per multi-row insert of an import: 12 parameters each, far under both dialects' limits.
 const IMPORT_CHUNK = 200
-
-const JournalRow = Schema.Struct({
-  run_id: Schema.String,
-  seq: Int8,
-  prev_hash: Schema.Uint8ArrayFromSelf,
-  hash: Schema.Uint8ArrayFromSelf,
-  raw: Schema.Uint8ArrayFromSelf,
-  key_id: Schema.NullOr(Schema.String),
-  signature: Schema.NullOr(Schema.String),
-})
-type JournalRow = typeof JournalRow.Type
-
-const EpochRow = Schema.Struct({ epoch: Int8 })
-const StateRow = Schema.Struct({
-  epoch: Schema.NullOr(Int8),
-  sealed: Schema.NullOr(Journal.RunOutcome),
-  head_seq: Schema.NullOr(Int8),
-  head_hash: Schema.NullOr(Schema.Uint8ArrayFromSelf),
-})
-const WrittenRow = Schema.Struct({ written: Int8, touched: Int8 })
-const ReasonRow = Schema.Struct({ reason: Schema.String })
-const OpenedRow = Schema.Struct({ ok: Int8, claimed: Int8, leased: Int8, written: Int8, touched: Int8 })
-
-const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
-const SealedRow = Schema.Struct({ run_id: RunId, indexed: Int8 })
-const SealedWithRow = Schema.Struct({
-  written: Int8,
-  touched: Int8,
-  released: Int8,
-  indexed: Int8,
-  sealed: Int8,
-})
-const HeadRow = Schema.Struct({ seq: Int8, hash: Schema.Uint8ArrayFromSelf })
-const LeaseRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8 })
-type LeaseRow = typeof LeaseRow.Type
-const GrantedRow = Schema.Struct({ run_id: RunId, owner: Schema.String, epoch: Int8, expires_at: Int8 })
-const HeldRow = Schema.Struct({ owner: Schema.String, epoch: Int8, expires_at: Int8, now: Int8 })
-const RunRow = Schema.Struct({ run_id: RunId })
-const ActivityRow = Schema.Struct({
-  run_id: RunId,
-  updated_at: Schema.compose(Int8, Timestamp),
-  case_id: Schema.NullOr(CaseId),
-})
-const CancelRow = Schema.Struct({ actor: Schema.String, reason: Schema.String })
-
-/** Journal damage names its seq (0 when the seq itself is unreadable). */
-/** A record `build` made: the record `append` answers and the row written for it. */
-interface Built {
-  readonly record: Journal.Record
-  readonly row: ReadonlyArray<unknown>
-}
-
-const corruptAt = (seq: number, detail: string) =>
-  new Corrupt({ detail: `journal: ${detail}`, seq: Number.isSafeInteger(seq) && seq > 0 ? seq : 0 })
-
-const digestAt = (bytes: Uint8Array, seq: number, column: string) =>
-  Either.match(Digest.fromBytes(bytes), {
-    onLeft: (detail) => Effect.fail(corruptAt(seq, `${column}: ${detail}`)),
-    onRight: Effect.succeed,
-  })
-
-/** A stored row → record: the body is decoded from `raw` and must name the row's run and seq. */
-/** `toRecord` of every row, in one step: a wake-up reads its run's whole journal. */
-const toRecords = (rows: ReadonlyArray<JournalRow>): Effect.Effect<ReadonlyArray<Journal.Record>, Corrupt> => {
-  const records: Array<Journal.Record> = []
-  for (const row of rows) {
-    const record = toRecord(row)
-    if (Exit.isFailure(record)) return Exit.failCause(record.cause)
-    records.push(record.value)
-  }
-  return Exit.succeed(records)
-}
-
-const toRecord = (row: JournalRow): Exit.Exit<Journal.Record, Corrupt> => {
-  const prevHash = Digest.fromBytes(row.prev_hash)
-  if (Either.isLeft(prevHash)) return Exit.fail(corruptAt(row.seq, `prev_hash: ${prevHash.left}`))
-  const hash = Digest.fromBytes(row.hash)
-  if (Either.isLeft(hash)) return Exit.fail(corruptAt(row.seq, `hash: ${hash.left}`))
-  const body = Journal.parseBody(row.raw)
-  if (Either.isLeft(body)) return Exit.fail(corruptAt(row.seq, body.left))
-  const b = body.right
-  if (b.run !== row.run_id || b.seq !== row.seq) return Exit.fail(corruptAt(row.seq, "body names another run or seq"))
-  const attestation =
-    row.key_id !== null && row.signature !== null
-      ? Option.some(new Journal.Attestation({ keyId: row.key_id, signature: row.signature }))
-      : Option.none()
-  // Every field is decoded already (the columns by their schemas, the body by `parseBody`), so
-  // the class's own validation would decode the record a second time: on a wake-up's journal
-  // read it was a tenth of the CPU. Both drivers hand `raw` over as a Buffer of its own.
-  const raw = Buffer.isBuffer(row.raw) ? row.raw : Buffer.from(row.raw)
-  return Exit.succeed(new Journal.Record({ ...b, prevHash: prevHash.right, hash: hash.right, attestation, raw }, true))
-}
 
 // TTLs are whole seconds >= 1; a fractional or smaller one is taken as the nearest whole second >= 1.
 const wholeTtl = (ttl: number): number => (Number.isFinite(ttl) ? Math.max(1, Math.floor(ttl)) : 1)
