@@ -192,9 +192,54 @@ const scenarios = [
   ),
 ]
 
+/**
+ * A new run's opening append (`AppendOptions.open`): on pg one autocommitted statement that checks
+ * the halt, claims the admission key, takes the lease at epoch 1 and writes the first records.
+ */
+const opening = Faults.scenario(
+  "opening append of a keyed run (halt, key, lease and first records in one statement)",
+  [
+    Faults.before("run_admission", "INSERT"),
+    Faults.before("run_lease", "INSERT"),
+    Faults.before("journal", "INSERT", "NEW.seq = 2"),
+    Faults.after("journal", "INSERT"),
+    Faults.before("run_activity", "INSERT"),
+    Faults.atCommit("journal", "INSERT"),
+  ],
+  () => {
+    const run = generateRunId()
+    const kase = generateCaseId()
+    const key = `order-${randomBytes(4).toString("hex")}`
+    const effect = EffectKey.make(randomBytes(32).toString("hex"))
+    return {
+      setup: Effect.void,
+      run: () =>
+        Effect.flatMap(JournalStore, (store) =>
+          store.append(run, 1 as Journal.Lease["epoch"], [admitted(key), started(effect, kase)], undefined, {
+            open: { owner: "worker", ttlSecs: 600 },
+          }),
+        ),
+      observe: () => shown(run, key, kase),
+      probe: () =>
+        Effect.flatMap(JournalStore, (store) => store.append(run, 1 as Journal.Lease["epoch"], [note("after")])),
+      volatile: ["remainingSecs"],
+    }
+  },
+)
+
 describe("faults: JournalStore", () => {
   layer(Faults.layer(inject("pgUrl")), { excludeTestServices: true })((it) => {
-    Faults.exercise(it.effect, scenarios)
+    Faults.exercise(it.effect, [...scenarios, opening])
+
+    // The one-statement writes again, each sent in one shared send with another statement
+    // (`SharedCommit`): the kill ends the session the two share, and both must fail whole.
+    describe("in a shared send", () => {
+      Faults.exercise(
+        it.effect,
+        [opening, ...scenarios.filter((s) => s.name.includes("remembered head"))],
+        Faults.inCompany,
+      )
+    })
 
     // The append on a remembered head is one statement with no state read before it; it must
     // still hold the lease row while it writes, or a takeover granted meanwhile would be followed

@@ -23,8 +23,9 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, type Vitest } from "@effect/vitest"
-import { Cause, Effect, Exit, FastCheck, Layer, Option, Schedule } from "effect"
+import { Cause, Effect, Exit, FastCheck, Fiber, Layer, Option, Schedule } from "effect"
 import { Tenant } from "../../src/domain/Tenant.js"
+import * as Driver from "../../src/layers/internal/Driver.js"
 import * as Migrations from "../../src/layers/Migrations.js"
 import * as PgBackend from "../../src/layers/PgBackend.js"
 import * as SqlStores from "../../src/layers/SqlStores.js"
@@ -84,7 +85,7 @@ export const layer = (url: string): Layer.Layer<Services, unknown> =>
   )
 
 /** The stores and the raw client the faults are installed with. */
-export type Services = StoreServices
+export type Services = StoreServices | Driver.Driver
 
 export type Env = Services | Tenant
 
@@ -184,7 +185,11 @@ export const inject = <A, E, R>(cut: Cut, killer: Killer, op: Effect.Effect<A, E
  * showed before (through the stores and row by row), and then, retried and repeated on a
  * healthy connection, must answer and store exactly what the control did.
  */
-export const check = (s: Scenario, faults: ReadonlyArray<readonly [Cut, Killer]>) =>
+export const check = (
+  s: Scenario,
+  faults: ReadonlyArray<readonly [Cut, Killer]>,
+  around: <A, E, R>(op: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | Driver.Driver> = (op) => op,
+) =>
   Effect.gen(function* () {
     const instance = s.make()
     const volatile = instance.volatile ?? []
@@ -212,7 +217,7 @@ export const check = (s: Scenario, faults: ReadonlyArray<readonly [Cut, Killer]>
         const rowsBefore = yield* dump
         for (const [cut, killer] of faults) {
           const where = `${cut.label} (${killer} kill)`
-          yield* inject(cut, killer, instance.run(seed))
+          yield* inject(cut, killer, around(instance.run(seed)))
           assert.deepStrictEqual(yield* dump, rowsBefore, `${where}: the failed operation left rows behind`)
           assert.deepStrictEqual(
             plain(yield* instance.observe(seed), volatile),
@@ -234,12 +239,16 @@ export const check = (s: Scenario, faults: ReadonlyArray<readonly [Cut, Killer]>
  * The fault battery for `scenarios`: every cut of every operation under each killer, then a
  * property of several faults in a row (random cuts, random killers) before the healthy retry.
  */
-export const exercise = (test: Vitest.Tester<Services>, scenarios: ReadonlyArray<Scenario>) => {
+export const exercise = (
+  test: Vitest.Tester<Services>,
+  scenarios: ReadonlyArray<Scenario>,
+  around?: <A, E, R>(op: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | Driver.Driver>,
+) => {
   for (const s of scenarios) {
     describe(s.name, () => {
       for (const cut of s.cuts) {
         for (const killer of killers) {
-          test(`all or nothing when killed ${cut.label} (${killer})`, () => check(s, [[cut, killer]]))
+          test(`all or nothing when killed ${cut.label} (${killer})`, () => check(s, [[cut, killer]], around))
         }
       }
     })
@@ -251,10 +260,33 @@ export const exercise = (test: Vitest.Tester<Services>, scenarios: ReadonlyArray
   test.prop(
     "any operation killed at any cuts, several times, then retried, ends as a healthy run",
     [draw],
-    ([[s, faults]]) => check(s, faults),
+    ([[s, faults]]) => check(s, faults, around),
     { timeout: 120_000, fastCheck: { numRuns: PROPERTY_RUNS } },
   )
 }
+
+/**
+ * `op` sent in company (PostgreSQL's shared sends, `SharedCommit`): both places on the wire are
+ * held by sleeping statements, a companion statement waits, and `op`'s autocommitted statement
+ * then waits too, so the two go to the server as one shared send. The companion must fail with
+ * `op` when the cut kills the session: proof that they shared it, and that a lost shared send
+ * answers every member with its failure.
+ */
+export const inCompany = <A, E, R>(op: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Driver.Driver> =>
+  Effect.gen(function* () {
+    const driver = yield* Driver.Driver
+    const holders = yield* Effect.forEach([1, 2], () => Effect.fork(driver.run("SELECT pg_sleep(0.3)", [], false)))
+    yield* Effect.yieldNow()
+    const companion = yield* Effect.fork(driver.run("SELECT 1 AS one", [], false))
+    yield* Effect.yieldNow()
+    const exit = yield* Effect.exit(op)
+    const shared = yield* Fiber.await(companion)
+    yield* Effect.forEach(holders, Fiber.await, { discard: true })
+    if (Exit.isFailure(exit) && Exit.isSuccess(shared)) {
+      assert.fail("the operation failed but its companion did not: they were not sent together")
+    }
+    return yield* exit
+  })
 
 /** Every row of the tenant in every table that has a tenant column, as JSON, grouped by table. */
 export const dump = Effect.gen(function* () {
