@@ -6,12 +6,10 @@
 import { Clock, Deferred, Duration, Effect, Either, Exit, FiberSet, Option, Schedule, Schema } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
-import * as CaseM from "../domain/Case.js"
-import { type CorrelationKey, checkCount } from "../domain/CorrelationKey.js"
 import * as Digest from "../domain/Digest.js"
 import type * as EffectKey from "../domain/EffectKey.js"
 import type { InboundEvent } from "../domain/Event.js"
-import { type CaseId, Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
+import { Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { type Json, Json as JsonSchema } from "../domain/Json.js"
 import * as Quota from "../domain/Quota.js"
@@ -22,8 +20,8 @@ import type * as TaskId from "../domain/TaskId.js"
 import { Tenant, type TenantId } from "../domain/Tenant.js"
 import { NotPending } from "../errors/ClaimError.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
-import { AdmissionConflict, InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
-import type { Backend, DuplicateAdmission } from "../errors/StoreError.js"
+import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
+import type { Backend } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
@@ -31,6 +29,7 @@ import { QuotaStore } from "../services/QuotaStore.js"
 import type * as Stores from "../services/Stores.js"
 import { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
+import * as Admission from "./Admission.js"
 import * as Driver from "./Driver.js"
 import * as Execution from "./Execution.js"
 import * as History from "./History.js"
@@ -40,11 +39,6 @@ import type { Options } from "./RuntimeOptions.js"
 import * as Waits from "./Waits.js"
 import * as Worklist from "./Worklist.js"
 import * as Writer from "./Writer.js"
-
-export type Binding =
-  | { readonly _tag: "None" }
-  | { readonly _tag: "Keys"; readonly kind: string; readonly keys: ReadonlyArray<CorrelationKey> }
-  | { readonly _tag: "Case"; readonly case: CaseId }
 
 /** The source a fired timer's answer is recorded with. */
 export const TIMER_SOURCE = "agentplane://timer"
@@ -195,7 +189,7 @@ export const make = (options: Options) =>
     const admit = <I, O, R>(
       def: RunDefinition<I, O, R>,
       input: Run.Labeled<I>,
-      binding: Binding,
+      binding: Admission.Binding,
       admissionKey: Option.Option<string>,
     ) =>
       Effect.gen(function* () {
@@ -242,7 +236,7 @@ export const make = (options: Options) =>
         // 2. The new run's lease: epoch 1, taken by its opening commit with the first records.
         const epoch = Epoch.make(1)
         // 3. The case.
-        const bound = yield* bind(binding, run, now).pipe(Effect.tapError(() => releaseQuota))
+        const bound = yield* Admission.bind(cases, binding, run, now).pipe(Effect.tapError(() => releaseQuota))
         const kase = Option.map(bound, (b) => b.case)
         const records: Array<Journal.Kind> = [
           {
@@ -296,79 +290,11 @@ export const make = (options: Options) =>
           fake,
         })
         const status = yield* drive(exec, Option.some(epoch), quota, undefined, true).pipe(
-          Effect.catchTag("DuplicateAdmission", (duplicate) => sameAdmission(duplicate, def.capability, inputJson)),
+          Effect.catchTag("DuplicateAdmission", (duplicate) =>
+            Admission.sameAdmission(journal, duplicate, def.capability, inputJson),
+          ),
         )
         return result<O>(exec, status)
-      })
-
-    /**
-     * A key already taken answers the first run (`DuplicateAdmission`) only when this admission
-     * is a true retry of it: the same capability and the same canonical input. Otherwise the
-     * caller made a mistake that answering the first run would hide: `AdmissionConflict`. A first
-     * run whose admission can no longer be read (erased) cannot be compared and is answered as a
-     * duplicate: the key stands for it either way.
-     */
-    const sameAdmission = (duplicate: DuplicateAdmission, capability: string, input: Json) =>
-      Effect.gen(function* () {
-        const [first] = yield* Effect.orElseSucceed(journal.read(duplicate.run as RunId, 1), () => [])
-        if (first?.kind.kind !== "RunAdmitted") return yield* duplicate
-        const detail =
-          first.kind.capability !== capability
-            ? `capability ${first.kind.capability}, not ${capability}`
-            : Canonical.text(first.kind.input) !== Canonical.text(input)
-              ? "another input"
-              : undefined
-        if (detail === undefined) return yield* duplicate
-        return yield* new AdmissionConflict({ key: duplicate.key, run: duplicate.run, detail })
-      })
-
-    const bind = (binding: Binding, run: RunId, now: number) =>
-      Effect.gen(function* () {
-        switch (binding._tag) {
-          case "None":
-            return Option.none()
-          case "Keys": {
-            if (binding.keys.length === 0) {
-              return yield* new PlanContract({ detail: "runCorrelated needs at least one correlation key" })
-            }
-            const tooMany = checkCount(binding.keys)
-            if (tooMany !== undefined) return yield* new PlanContract({ detail: `runCorrelated: ${tooMany}` })
-            const c = yield* cases.correlateOrOpen(binding.kind, binding.keys, now as never)
-            yield* Effect.catchTag(cases.attachRun(c.case, run), "NotFound", (e) =>
-              Effect.fail(new PlanContract({ detail: e.message })),
-            )
-            return Option.some({
-              case: c.case,
-              record: {
-                kind: "CaseBound",
-                case_kind: binding.kind,
-                opened: CaseM.isNew(c),
-                correlation: binding.keys.map((k) => ({ namespace: k.namespace, value: k.value })),
-              } satisfies Journal.Kind,
-            })
-          }
-          case "Case": {
-            const found = yield* cases.case(binding.case)
-            if (Option.isNone(found)) return yield* new PlanContract({ detail: `case ${binding.case} does not exist` })
-            if (found.value.status === "closed") {
-              return yield* new PlanContract({
-                detail: `case ${binding.case} is closed: a closed case refuses new runs`,
-              })
-            }
-            yield* Effect.catchTag(cases.attachRun(binding.case, run), "NotFound", (e) =>
-              Effect.fail(new PlanContract({ detail: e.message })),
-            )
-            return Option.some({
-              case: binding.case,
-              record: {
-                kind: "CaseBound",
-                case_kind: found.value.kind,
-                opened: false,
-                correlation: found.value.correlation.map((k) => ({ namespace: k.namespace, value: k.value })),
-              } satisfies Journal.Kind,
-            })
-          }
-        }
       })
 
     /** The journal and registered definition of a run, checked for what resume and replay need. */
