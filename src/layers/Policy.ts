@@ -1,0 +1,37 @@
+/**
+ * The two engines that need no bundle (§7.12). `denyAll` is what a deployment without a policy
+ * gets: every effect is denied, saying why, so forgetting `--policy` can never mean "anything
+ * goes". `allowAll` is the explicit opposite, chosen by the demo and by tests. Each has a fixed
+ * digest (SHA-256 of its marker text) so a run admitted under it records which one it was, and a
+ * Resume under a real bundle is told apart.
+ */
+import { Effect, Layer } from "effect"
+import { Decision } from "../domain/Decision.js"
+import * as Digest from "../domain/Digest.js"
+import { PolicyEngine } from "../services/PolicyEngine.js"
+
+/** The text whose digest identifies `allowAll`. */
+export const ALLOW_ALL_MARKER = "agentplane policy: allow all"
+/** The text whose digest identifies `denyAll`. */
+export const DENY_ALL_MARKER = "agentplane policy: none configured, deny all"
+
+/** Why `denyAll` denies. */
+export const NO_POLICY_REASON =
+  "no policy is configured, so every effect is denied: give a Cedar bundle (serve --policy), or choose Policy.allowAll explicitly"
+
+/** Allows every request, whatever it is. */
+export const allowAllEngine: PolicyEngine["Type"] = PolicyEngine.of({
+  bundle: { digest: Digest.of(ALLOW_ALL_MARKER), source: "Policy.allowAll" },
+  decide: () => Effect.succeed(Decision.Allow()),
+})
+
+/** Denies every request with `NO_POLICY_REASON`. */
+export const denyAllEngine: PolicyEngine["Type"] = PolicyEngine.of({
+  bundle: { digest: Digest.of(DENY_ALL_MARKER), source: "no policy" },
+  decide: () => Effect.succeed(Decision.Deny({ reason: NO_POLICY_REASON })),
+})
+
+export const allowAll: Layer.Layer<PolicyEngine> = Layer.succeed(PolicyEngine, allowAllEngine)
+
+/** The default: what a runtime without a configured engine must use. */
+export const denyAll: Layer.Layer<PolicyEngine> = Layer.succeed(PolicyEngine, denyAllEngine)
