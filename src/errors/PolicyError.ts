@@ -18,6 +18,16 @@ export class BundleInvalid extends Schema.TaggedError<BundleInvalid>()("BundleIn
   }
 }
 
+/** The bundle's files could not be read at all (no such path, no permission): nothing was checked. */
+export class BundleUnreadable extends Schema.TaggedError<BundleUnreadable>()("BundleUnreadable", {
+  source: Schema.String,
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return `policy bundle ${this.source} cannot be read: ${this.detail}`
+  }
+}
+
 /** The request is not one the engine can decide (a field missing or of the wrong kind). */
 export class RequestMalformed extends Schema.TaggedError<RequestMalformed>()("RequestMalformed", {
   detail: Schema.String,

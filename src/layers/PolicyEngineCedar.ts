@@ -38,7 +38,7 @@ import * as Canonical from "../domain/Canonical.js"
 import { Decision } from "../domain/Decision.js"
 import type { Json } from "../domain/Json.js"
 import type { PolicyRequest } from "../domain/PolicyRequest.js"
-import { BundleInvalid, type PolicyError, PolicyUnavailable } from "../errors/PolicyError.js"
+import { BundleInvalid, type BundleUnreadable, type PolicyError, PolicyUnavailable } from "../errors/PolicyError.js"
 import * as Bundle from "../policy/Bundle.js"
 import { PolicyEngine } from "../services/PolicyEngine.js"
 
@@ -167,7 +167,9 @@ export const layer = (bundle: Bundle.Bundle): Layer.Layer<PolicyEngine, BundleIn
   Layer.effect(PolicyEngine, Effect.map(load(bundle), engine))
 
 /** The engine of the bundle at `path` (a directory or one `*.cedar` file; `Bundle.read`), read once at start. */
-export const layerPath = (path: string): Layer.Layer<PolicyEngine, BundleInvalid, FileSystem.FileSystem> =>
+export const layerPath = (
+  path: string,
+): Layer.Layer<PolicyEngine, BundleInvalid | BundleUnreadable, FileSystem.FileSystem> =>
   Layer.effect(
     PolicyEngine,
     Effect.flatMap(Bundle.read(path), (bundle) => Effect.map(load(bundle), engine)),

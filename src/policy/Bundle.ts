@@ -23,7 +23,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as Canonical from "../domain/Canonical.js"
 import * as Digest from "../domain/Digest.js"
-import { BundleInvalid } from "../errors/PolicyError.js"
+import { BundleInvalid, BundleUnreadable } from "../errors/PolicyError.js"
 import * as AgentplaneSchema from "./AgentplaneSchema.js"
 
 /** One file of policies, by its name within the bundle. */
@@ -59,12 +59,15 @@ export const make = (
 export const digestOf = (policies: ReadonlyArray<PolicyFile>, schema: string): Digest.Digest =>
   Digest.of(Canonical.bytes({ bundle: DIGEST_RULE, policies: policies.map((p) => [p.name, p.text]), schema }))
 
-/** The bundle at `path`: a directory as above, or one `*.cedar` file; `BundleInvalid` when it cannot be read or holds no policy file. */
-export const read = (path: string): Effect.Effect<Bundle, BundleInvalid, FileSystem.FileSystem> =>
+/**
+ * The bundle at `path`: a directory as above, or one `*.cedar` file; `BundleUnreadable` when its
+ * files cannot be read, `BundleInvalid` when it is not a bundle (no policy file, another kind of file).
+ */
+export const read = (path: string): Effect.Effect<Bundle, BundleInvalid | BundleUnreadable, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const refuse = (problem: string) => new BundleInvalid({ source: path, problems: [problem] })
-    const unreadable = (e: { readonly message: string }) => refuse(`cannot be read: ${e.message}`)
+    const unreadable = (e: { readonly message: string }) => new BundleUnreadable({ source: path, detail: e.message })
     const info = yield* fs.stat(path).pipe(Effect.mapError(unreadable))
     if (info.type === "File") {
       if (!path.endsWith(".cedar")) return yield* refuse("is a file but not a *.cedar policy file")

@@ -98,17 +98,23 @@ describe("Bundle.read", () => {
     }).pipe(Effect.provide(NodeFileSystem.layer)),
   )
 
-  it.effect("refuses a directory with no policy file, a file that is not *.cedar, and a missing path", () =>
-    Effect.gen(function* () {
-      const empty = scratch("empty")
-      const json = join(empty, "policy.json")
-      writeFileSync(json, "{}")
-      const problems = yield* Effect.forEach([empty, json, join(empty, "absent")], (path) =>
-        Effect.flip(Bundle.read(path)).pipe(Effect.map((e) => e.problems.join("; "))),
-      )
-      assert.match(problems[0] ?? "", /holds no \*\.cedar policy file/)
-      assert.match(problems[1] ?? "", /not a \*\.cedar policy file/)
-      assert.match(problems[2] ?? "", /cannot be read/)
-    }).pipe(Effect.provide(NodeFileSystem.layer)),
+  it.effect(
+    "refuses a directory with no policy file and a file that is not *.cedar; a missing path is unreadable",
+    () =>
+      Effect.gen(function* () {
+        const empty = scratch("empty")
+        const json = join(empty, "policy.json")
+        writeFileSync(json, "{}")
+        const errors = yield* Effect.forEach([empty, json, join(empty, "absent")], (path) =>
+          Effect.flip(Bundle.read(path)),
+        )
+        assert.deepStrictEqual(
+          errors.map((e) => e._tag),
+          ["BundleInvalid", "BundleInvalid", "BundleUnreadable"],
+        )
+        assert.match(errors[0]?.message ?? "", /holds no \*\.cedar policy file/)
+        assert.match(errors[1]?.message ?? "", /not a \*\.cedar policy file/)
+        assert.match(errors[2]?.message ?? "", /cannot be read/)
+      }).pipe(Effect.provide(NodeFileSystem.layer)),
   )
 })
