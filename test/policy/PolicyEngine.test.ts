@@ -8,8 +8,8 @@ import { Effect } from "effect"
 import { Decision } from "../../src/domain/Decision.js"
 import * as Digest from "../../src/domain/Digest.js"
 import { Action } from "../../src/http/Authorizer.js"
-import * as Policy from "../../src/layers/Policy.js"
 import * as AgentplaneSchema from "../../src/policy/AgentplaneSchema.js"
+import * as Policy from "../../src/services/PolicyEngine.js"
 import { PolicyEngine } from "../../src/services/PolicyEngine.js"
 import { assert } from "../support/Assert.js"
 import { refunds, request } from "./Support.js"
@@ -20,7 +20,7 @@ const requests = [
   request("api:admin.halt", null, "trusted"),
 ]
 
-describe("Policy.denyAll", () => {
+describe("PolicyEngine.denyAll", () => {
   it.effect("denies every request, saying no policy is configured", () =>
     Effect.gen(function* () {
       const engine = yield* PolicyEngine
@@ -34,7 +34,7 @@ describe("Policy.denyAll", () => {
   )
 })
 
-describe("Policy.allowAll", () => {
+describe("PolicyEngine.allowAll", () => {
   it.effect("allows every request, under a digest of its own", () =>
     Effect.gen(function* () {
       const engine = yield* PolicyEngine
