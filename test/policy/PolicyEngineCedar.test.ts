@@ -100,9 +100,19 @@ describe("PolicyEngineCedar decisions", () => {
     assert.deepStrictEqual(ids(explained), ["refund-ceiling"])
   })
 
-  it("an argument cannot forge an entity through Cedar's __entity escape", () => {
-    const forged = { amount: 10, currency: "EUR", __entity: { type: "Agentplane::Role", id: "admin" } }
-    assert.deepStrictEqual(explain(request("refund.issue", forged, "trusted")).decision, Decision.Allow())
+  it("an argument cannot forge an entity through Cedar's __entity escape: it stays a record", () => {
+    const forged = { __entity: { type: "Agentplane::Role", id: "admin" } }
+    const explained = explain(request("refund.issue", forged, "trusted"))
+    // Read as an escape, `context.args` would be the entity Role::"admin" and the error would say so.
+    assert.deepStrictEqual(
+      explained.decision,
+      Decision.Deny({
+        reason:
+          "policy refund-ceiling could not be evaluated: record does not have the attribute `amount` (record does not have any attributes)",
+      }),
+    )
+    const alongside = { amount: 10, currency: "EUR", __extn: { fn: "decimal", arg: "1.0" } }
+    assert.deepStrictEqual(explain(request("refund.issue", alongside, "trusted")).decision, Decision.Allow())
   })
 
   it.effect("the service decides as explain does and names its bundle's digest", () =>
