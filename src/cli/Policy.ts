@@ -45,33 +45,28 @@ const request = Options.text("request").pipe(
   Options.optional,
 )
 
-/** The bundle loaded, or `undefined` after printing why it is invalid and setting exit code 2. */
+/**
+ * The bundle at `path` loaded; or none, once a refused bundle (it does not validate, or holds no
+ * policy file) is reported with exit code 2. A bundle that cannot be read at all fails (exit 1).
+ */
 const loadOrReport = (path: string) =>
-  Effect.gen(function* () {
-    const read = yield* Bundle.read(path)
-    const loaded = PolicyEngineCedar.load(read)
-    if (Either.isRight(loaded)) return loaded.right
-    yield* Console.log(JSON.stringify({ valid: false, source: path, problems: loaded.left.problems }))
-    yield* Console.error(`agentplane: ${loaded.left.problems.length} problem(s): ${loaded.left.message}`)
-    yield* exitWith(2)
-    return undefined
-  }).pipe(
-    // A directory with no policy file is a bundle that is wrong, not one that could not be read.
+  Bundle.read(path).pipe(
+    Effect.flatMap(PolicyEngineCedar.load),
+    Effect.map(Option.some),
     Effect.catchTag("BundleInvalid", (e) =>
-      Effect.zipRight(
-        Effect.zipRight(
-          Console.log(JSON.stringify({ valid: false, source: path, problems: e.problems })),
-          Console.error(`agentplane: ${e.message}`),
-        ),
-        Effect.as(exitWith(2), undefined),
+      Console.log(JSON.stringify({ valid: false, source: path, problems: e.problems })).pipe(
+        Effect.zipRight(Console.error(`agentplane: ${e.message}`)),
+        Effect.zipRight(exitWith(2)),
+        Effect.as(Option.none<PolicyEngineCedar.Loaded>()),
       ),
     ),
   )
 
 const validate = (bundle: string) =>
   Effect.gen(function* () {
-    const loaded = yield* loadOrReport(bundle)
-    if (loaded === undefined) return
+    const found = yield* loadOrReport(bundle)
+    if (Option.isNone(found)) return
+    const loaded = found.value
     yield* Console.log(
       JSON.stringify({
         valid: true,
@@ -100,8 +95,9 @@ const check = (bundle: string, request: string) =>
       (problem) => new RequestMalformed({ detail: `not JSON: ${problem}` }),
     )
     const decoded = yield* PolicyRequest.decode(json)
-    const loaded = yield* loadOrReport(bundle)
-    if (loaded === undefined) return
+    const found = yield* loadOrReport(bundle)
+    if (Option.isNone(found)) return
+    const loaded = found.value
     const explained = yield* PolicyEngineCedar.explain(loaded, decoded)
     yield* Console.log(
       JSON.stringify({
