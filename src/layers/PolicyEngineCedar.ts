@@ -10,7 +10,7 @@
  *   decided (else `forbidden by policy <id>`).
  * - No satisfied `permit` → `Deny` (`no policy permits <action>`): Cedar's default deny.
  * - Satisfied permits, and at least one carries `@approval("role1,role2")` → `RequireApproval`
- *   with the union of their roles (in policy order) and their `@reason`s. One approval permit is
+ *   with the union of their roles (in bundle order) and their `@reason`s. One approval permit is
  *   enough even when a plain permit also matches: the approval was written for this narrower
  *   case, and a broader permit must not waive it.
  * - Otherwise → `Allow`.
@@ -54,6 +54,8 @@ export interface PolicyInfo {
 export interface Loaded {
   readonly bundle: Bundle.Bundle
   readonly policies: ReadonlyMap<string, PolicyInfo>
+  /** Each policy's place in the bundle (file name, then position in the file), by id. */
+  readonly order: ReadonlyMap<string, number>
 }
 
 /** A decision with the policies that took it (the deciding forbids or permits, or the ones that failed). */
@@ -108,7 +110,7 @@ export const load = (bundle: Bundle.Bundle): Either.Either<Loaded, BundleInvalid
   // the policy text: same digest, same text, so a second load of one bundle reuses the entry.
   const cached = cedar().preparsePolicySet(bundle.digest, { staticPolicies: texts })
   if (cached.type === "failure") return refuse(cached.errors.map(detail))
-  return Either.right({ bundle, policies })
+  return Either.right({ bundle, policies, order: new Map([...policies.keys()].map((id, i) => [id, i])) })
 }
 
 /** The decision on `request` under `loaded`, with the policies that took it. */
@@ -128,7 +130,8 @@ export const explain = (loaded: Loaded, request: PolicyRequest): Either.Either<E
   }
   const info = (id: string): PolicyInfo => loaded.policies.get(id) ?? { id, effect: "permit", annotations: {} }
   const { decision, diagnostics } = answer.response
-  const deciding = diagnostics.reason.map(info)
+  // Cedar lists the deciding policies as a set; bundle order makes roles and reasons reproducible.
+  const deciding = diagnostics.reason.map(info).sort((a, b) => rank(loaded, a.id) - rank(loaded, b.id))
   if (decision === "deny" && deciding.length > 0) {
     const reason = deciding.map((p) => p.annotations.reason ?? `forbidden by policy ${p.id}`).join("; ")
     return Either.right({ decision: Decision.Deny({ reason }), policies: deciding })
@@ -188,6 +191,8 @@ const cedar = (): typeof Cedar => {
   return bindings
 }
 let bindings: typeof Cedar | undefined
+
+const rank = (loaded: Loaded, id: string): number => loaded.order.get(id) ?? Number.MAX_SAFE_INTEGER
 
 const rolesOf = (approval: string): ReadonlyArray<string> =>
   approval

@@ -7,6 +7,7 @@ import { describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { Decision } from "../../src/domain/Decision.js"
 import * as PolicyEngineCedar from "../../src/layers/PolicyEngineCedar.js"
+import * as AgentplaneSchema from "../../src/policy/AgentplaneSchema.js"
 import * as Bundle from "../../src/policy/Bundle.js"
 import { PolicyEngine } from "../../src/services/PolicyEngine.js"
 import { assert } from "../support/Assert.js"
@@ -58,6 +59,32 @@ describe("PolicyEngineCedar decisions", () => {
     assert.strictEqual(untrusted.decision._tag, "RequireApproval")
     const trusted = explain(request("refund.issue", { amount: 1200, currency: "EUR" }, "trusted"), bundle)
     assert.deepStrictEqual(trusted.decision, Decision.Allow())
+  })
+
+  it("several approval permits ask for the union of their roles, in bundle order, with each reason", () => {
+    const extra = [
+      '@id("zz-finance") @approval("finance, reviewer") @reason("finance looks at untrusted refunds too")',
+      'permit (principal, action == Action::"refund.issue", resource) when { context.label == "untrusted" };',
+    ].join("\n")
+    // In a file named before refunds.cedar, so bundle order differs from the ids' order.
+    const bundle = refunds()
+    const withFinance = loaded(
+      Bundle.make(
+        bundle.source,
+        [{ name: "a-finance.cedar", text: extra }, ...bundle.policies],
+        [bundle.schema.slice(AgentplaneSchema.text.length, -1)],
+      ),
+    )
+    const explained = explain(request("refund.issue", { amount: 1200, currency: "EUR" }, "untrusted"), withFinance)
+    assert.deepStrictEqual(
+      explained.decision,
+      Decision.RequireApproval({
+        roles: ["finance", "reviewer"],
+        reason:
+          "finance looks at untrusted refunds too; the refund's amount came from untrusted input: a reviewer approves it first",
+      }),
+    )
+    assert.deepStrictEqual(ids(explained), ["zz-finance", "refund-untrusted-reviewed"])
   })
 
   it("a mutating effect on untrusted input is forbidden with the forbid's reason", () => {
