@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `agentplane` command (§8.3): `serve`, `sweep`, `migrate`, and two helpers for trying it out,
- * `token-digest` and `seed-demo`. Every flag has an `AGENTPLANE_*` environment fallback.
+ * `token-digest` and `seed-demo`, and `policy`, the tools for a Cedar policy bundle (§7.12). Every
+ * verb that touches a store or a server takes each flag from an `AGENTPLANE_*` variable too.
  *
  *   npx agentplane serve --tokens examples/demo-tokens.json --policy examples/demo-policy.json
  *
@@ -23,6 +24,7 @@ import type * as Export from "./Export.js"
 import type * as ForgetAdmissions from "./ForgetAdmissions.js"
 import * as Help from "./Help.js"
 import type * as Migrate from "./Migrate.js"
+import type * as Policy from "./Policy.js"
 import * as Report from "./Report.js"
 import type * as Restore from "./Restore.js"
 import type * as SeedDemo from "./SeedDemo.js"
@@ -43,6 +45,7 @@ type Verb =
   | typeof Migrate.command
   | typeof TokenDigest.command
   | typeof SeedDemo.command
+  | typeof Policy.command
 
 /**
  * The verbs by name, in the order `agentplane --help` lists them, each loaded only when needed: a
@@ -62,6 +65,7 @@ const loaders: ReadonlyArray<readonly [string, () => Promise<Verb>]> = [
   ["migrate", () => import("./Migrate.js").then((m) => m.command)],
   ["token-digest", () => import("./TokenDigest.js").then((m) => m.command)],
   ["seed-demo", () => import("./SeedDemo.js").then((m) => m.command)],
+  ["policy", () => import("./Policy.js").then((m) => m.command)],
 ]
 
 const named = loaders.filter(([name]) => name === process.argv[2])
