@@ -6,15 +6,20 @@
  * and the store closes.
  */
 import { Command, Options } from "@effect/cli"
+import type { FileSystem } from "@effect/platform"
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
 import * as Digest from "../domain/Digest.js"
+import * as CedarAuthorizer from "../http/CedarAuthorizer.js"
 import * as Credentials from "../http/Credentials.js"
 import * as Policy from "../http/Policy.js"
 import * as Readiness from "../http/Readiness.js"
 import * as RequestLog from "../http/RequestLog.js"
 import * as Server from "../http/Server.js"
+import * as PolicyEngineCedar from "../layers/PolicyEngineCedar.js"
+import * as Bundle from "../policy/Bundle.js"
 import * as Sweeper from "../runtime/Sweeper.js"
+import { PolicyEngine } from "../services/PolicyEngine.js"
 import * as Address from "./Address.js"
 import * as Definitions from "./Definitions.js"
 import * as Keys from "./Keys.js"
@@ -40,7 +45,7 @@ const tokens = Options.text("tokens").pipe(
 
 const policy = Options.text("policy").pipe(
   Options.withDescription(
-    'required: the policy, {"allow": [{"action", "roles"}]} (env AGENTPLANE_POLICY; or the JSON itself in AGENTPLANE_POLICY_JSON)',
+    'required: the policy: a Cedar bundle (a directory of *.cedar files, or one *.cedar file), or a .json file {"allow": [{"action", "roles"}]} (env AGENTPLANE_POLICY; or the JSON itself in AGENTPLANE_POLICY_JSON)',
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_POLICY")),
   Options.optional,
@@ -120,6 +125,25 @@ export interface ServeOptions {
 }
 
 /**
+ * The routes' policy at `path`: a `.json` file is the allow-rule policy (`Policy`); anything else
+ * is a Cedar bundle, a directory of `*.cedar` (and `*.cedarschema`) files or one `*.cedar` file,
+ * decided by `CedarAuthorizer`. A bundle that cannot be read or does not validate refuses the
+ * start like a bad JSON policy does, naming its problems.
+ */
+type RoutePolicy =
+  | { readonly _tag: "Json"; readonly policy: Policy.Policy }
+  | { readonly _tag: "Cedar"; readonly engine: PolicyEngine["Type"] }
+
+const routePolicy = (path: string): Effect.Effect<RoutePolicy, Policy.PolicyInvalid, FileSystem.FileSystem> =>
+  path.endsWith(".json")
+    ? Effect.map(Policy.fromFile(path), (p) => ({ _tag: "Json" as const, policy: p }))
+    : Bundle.read(path).pipe(
+        Effect.flatMap((bundle) => PolicyEngineCedar.load(bundle)),
+        Effect.map((loaded) => ({ _tag: "Cedar" as const, engine: PolicyEngineCedar.engine(loaded) })),
+        Effect.mapError((e) => new Policy.PolicyInvalid({ source: path, detail: e.message })),
+      )
+
+/**
  * One of a file (flag or `AGENTPLANE_X`) and inline JSON (`AGENTPLANE_X_JSON`), exactly: neither
  * leaves the server without its table, both leave it unclear which one governs.
  */
@@ -170,11 +194,15 @@ const build = (options: ServeOptions) =>
       "a policy (without one every request would be refused)",
       "policy",
       options.policy,
-      Policy.fromFile,
-      (json, variable) => Policy.parse(json, variable),
+      routePolicy,
+      (json, variable) => Effect.map(Policy.parse(json, variable), (p): RoutePolicy => ({ _tag: "Json", policy: p })),
     )
     // Only here are both tables at hand: a rule's role is checked against the credentials.
-    yield* Policy.checkRoles(policy, credentials.roles)
+    if (policy._tag === "Json") yield* Policy.checkRoles(policy.policy, credentials.roles)
+    const authorizer =
+      policy._tag === "Json"
+        ? Policy.layer(policy.policy)
+        : CedarAuthorizer.layer.pipe(Layer.provide(Layer.succeed(PolicyEngine, policy.engine)))
     const every = options.sweepEvery ?? 0
     if (every < 0 || (options.eventGrace ?? 0) < 0) {
       return yield* new StartRefused({ message: "--sweep-every and --event-grace take a number of seconds, 0 or more" })
@@ -219,7 +247,7 @@ const build = (options: ServeOptions) =>
       docs: { credential: options.docsCredential ?? false },
       console: options.noConsole !== true,
     }).pipe(
-      Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), Policy.layer(policy))),
+      Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), authorizer)),
       Layer.provideMerge(Keys.stores(store, options.timeouts ?? Store.NO_TIMEOUTS, ring)),
     )
     // The sweeping fiber lives in the layer's scope: on shutdown it is interrupted first, before
