@@ -171,13 +171,20 @@ export const open = (
   return Either.right({ text, verifiedBy })
 }
 
+/** A node `KeyObject` for a raw 32-byte Ed25519 public key. */
+export const publicKeyObject = (raw: Uint8Array): KeyObject =>
+  createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(raw).toString("base64url") }, format: "jwk" })
+
+/** Whether `text` holds an ASCII control character (below U+0020) other than those in `allowed`. */
+export const hasControl = (text: string, allowed = ""): boolean => {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20 && !allowed.includes(text.charAt(i))) return true
+  return false
+}
+
 // internal
 
 // The fixed DER header of a PKCS #8 Ed25519 private key (RFC 8410); the 32-byte seed follows it.
 const PKCS8_ED25519 = Buffer.from("302e020100300506032b657004220420", "hex")
-
-const publicKeyObject = (raw: Uint8Array): KeyObject =>
-  createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(raw).toString("base64url") }, format: "jwk" })
 
 /** Why `text` cannot be a note's text, or nothing. */
 const checkText = (text: string): string | undefined => {
@@ -188,12 +195,6 @@ const checkText = (text: string): string | undefined => {
   if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text))
     return "the text is not valid Unicode"
   return undefined
-}
-
-/** Whether `text` holds an ASCII control character (below U+0020) other than those in `allowed`. */
-export const hasControl = (text: string, allowed = ""): boolean => {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20 && !allowed.includes(text.charAt(i))) return true
-  return false
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true })
