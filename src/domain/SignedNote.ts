@@ -90,9 +90,13 @@ export const formatVerifierKey = (key: VerifierKey): string =>
 /** A verifier key from its text; its id must be the one its name and key hash to. */
 export const parseVerifierKey = (text: string): Either.Either<VerifierKey, VerifierKeyMalformed> => {
   const fail = (detail: string) => Either.left(new VerifierKeyMalformed({ detail }))
-  const parts = text.split("+")
-  if (parts.length !== 3) return fail("expected <name>+<hex key id>+<base64 key>")
-  const [name, hex, encoded] = parts as [string, string, string]
+  // Names hold no `+`, ids are hex, but base64 may hold `+`: the key is everything after the second.
+  const first = text.indexOf("+")
+  const second = text.indexOf("+", first + 1)
+  if (first < 0 || second < 0) return fail("expected <name>+<hex key id>+<base64 key>")
+  const name = text.slice(0, first)
+  const hex = text.slice(first + 1, second)
+  const encoded = text.slice(second + 1)
   if (!isKeyName(name)) return fail(`${JSON.stringify(name)} cannot name a key`)
   if (!/^[0-9a-f]{8}$/.test(hex)) return fail(`key id ${JSON.stringify(hex)} is not 8 lowercase hex digits`)
   const key = base64(encoded)

@@ -162,3 +162,19 @@ describe("SignedNote.parse", () => {
     expect(Either.isRight(opened) && opened.right.text).toBe(TEXT)
   })
 })
+
+describe("SignedNote verifier keys of fresh keys", () => {
+  it("read back from their text form, whose base64 may hold a +", () => {
+    let plus = 0
+    for (let i = 0; i < 64; i++) {
+      const k = fresh(`log.example/${i}`)
+      const text = SignedNote.formatVerifierKey(k)
+      if (text.split("+").length > 3) plus += 1
+      expect(SignedNote.parseVerifierKey(text)).toEqual(
+        Either.right({ name: k.name, keyId: k.keyId, publicKey: k.publicKey }),
+      )
+    }
+    // 44 base64 characters each: a + among them in some of 64 keys is all but certain.
+    expect(plus).toBeGreaterThan(0)
+  })
+})
