@@ -32,7 +32,7 @@ const decide = (who: Caller, action: Action, resource?: string) =>
   Effect.flatMap(Authorizer, (a) => Effect.exit(a.authorize(who, action, resource)))
 
 const subsets = <A>(items: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> =>
-  items.reduce<ReadonlyArray<ReadonlyArray<A>>>((all, x) => [...all, ...all.map((s) => [...s, x])], [[]])
+  Array.from({ length: 2 ** items.length }, (_, mask) => items.filter((_, i) => (mask & (1 << i)) !== 0))
 
 describe("CedarAuthorizer", () => {
   it.effect(
