@@ -2,7 +2,9 @@
  * `agentplane policy` (§7.12): the operator's tools for a Cedar bundle, with no store and no
  * server. `validate <bundle>` checks it against the schema and prints its digest; `check <bundle>
  * --request <json>` prints the decision on one request and the policies that took it; `schema`
- * prints agentplane's Cedar schema, to write policies and effect declarations against.
+ * prints agentplane's Cedar schema, to write policies and effect declarations against;
+ * `translate <policy.json>` prints a JSON route policy as Cedar (`http/CedarTranslation.ts`), as
+ * text to save into a bundle.
  *
  * A bundle is a directory of `*.cedar` policies and `*.cedarschema` declarations, or one `*.cedar`
  * file (`policy/Bundle.ts`). Output is one JSON object on standard output. Exit codes: 0 valid (or
@@ -17,6 +19,8 @@ import * as Decision from "../domain/Decision.js"
 import * as JsonText from "../domain/JsonText.js"
 import * as PolicyRequest from "../domain/PolicyRequest.js"
 import { RequestMalformed } from "../errors/PolicyError.js"
+import * as CedarTranslation from "../http/CedarTranslation.js"
+import * as Policy from "../http/Policy.js"
 import * as PolicyEngineCedar from "../layers/PolicyEngineCedar.js"
 import * as AgentplaneSchema from "../policy/AgentplaneSchema.js"
 import * as Bundle from "../policy/Bundle.js"
@@ -27,13 +31,14 @@ const what = Args.choice(
     ["validate", "validate"],
     ["check", "check"],
     ["schema", "schema"],
+    ["translate", "translate"],
   ] as const,
-  { name: "validate|check|schema" },
+  { name: "validate|check|schema|translate" },
 ).pipe(Args.withDescription("required: what to do (see above)"))
 
 const bundle = Args.text({ name: "bundle" }).pipe(
   Args.withDescription(
-    "a directory of *.cedar policies and *.cedarschema declarations, or one *.cedar file; needed by validate and check, absent for schema",
+    "a directory of *.cedar policies and *.cedarschema declarations, or one *.cedar file; needed by validate and check, absent for schema; for translate, the JSON route policy",
   ),
   Args.optional,
 )
@@ -108,6 +113,18 @@ const check = (bundle: string, request: string) =>
     )
   })
 
+/**
+ * The JSON route policy at `path` as Cedar text, checked to load as a bundle before it is
+ * printed: what an operator puts in the bundle so its routes are decided as the file decided them.
+ */
+const translate = (path: string) =>
+  Effect.gen(function* () {
+    const policy = yield* Policy.fromFile(path)
+    const text = CedarTranslation.translate(policy)
+    yield* PolicyEngineCedar.load(Bundle.make(path, [{ name: "routes.cedar", text }]))
+    yield* Console.log(text)
+  })
+
 /** The operator left out what the chosen action needs. */
 export class MissingArgument extends Data.TaggedError("MissingArgument")<{ readonly message: string }> {}
 
@@ -120,6 +137,7 @@ export const command = Command.make("policy", { what, bundle, request }, ({ what
       })
     }
     if (what === "validate") return yield* validate(bundle.value)
+    if (what === "translate") return yield* translate(bundle.value)
     if (Option.isNone(request)) {
       return yield* new MissingArgument({ message: "policy check needs --request <json, or a file holding it>" })
     }
@@ -127,6 +145,6 @@ export const command = Command.make("policy", { what, bundle, request }, ({ what
   }),
 ).pipe(
   Command.withDescription(
-    "Cedar policy bundles. `policy validate <bundle>`: check a bundle against the schema; exit 0 with its digest, 2 listing its problems. `policy check <bundle> --request <json>`: the decision on one request and the policies that took it. `policy schema`: print agentplane's Cedar schema",
+    "Cedar policy bundles. `policy validate <bundle>`: check a bundle against the schema; exit 0 with its digest, 2 listing its problems. `policy check <bundle> --request <json>`: the decision on one request and the policies that took it. `policy schema`: print agentplane's Cedar schema. `policy translate <policy.json>`: a JSON route policy as the Cedar text that decides every route as it did",
   ),
 )

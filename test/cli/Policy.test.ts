@@ -2,7 +2,8 @@
  * `agentplane policy` as a real process: `validate` exits 0 with the bundle's digest, 2 listing
  * each problem of a bundle that does not validate, 1 when there is nothing to read; `check`
  * prints the decision and the policies that took it for a request given inline or in a file, and
- * exits 1 for a malformed request; `schema` prints the shipped schema.
+ * exits 1 for a malformed request; `schema` prints the shipped schema; `translate` prints a JSON
+ * route policy as Cedar text that validates as a bundle of its own.
  */
 import { randomUUID } from "node:crypto"
 import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -118,6 +119,22 @@ describe("agentplane policy", () => {
     assert.strictEqual(bad.stdout, "")
     assert.strictEqual(notJson.code, 1, notJson.stderr)
     assert.match(notJson.stderr, /malformed: not JSON/)
+  })
+
+  it("translate prints a JSON route policy as Cedar that serves as a bundle of its own; a bad file exits 1", {
+    timeout: 180_000,
+  }, async () => {
+    const printed = await cli(["policy", "translate", join("examples", "demo-policy.json")])
+    assert.strictEqual(printed.code, 0, printed.stderr)
+    assert.match(printed.stdout, /permit \(\n {2}principal in Agentplane::Role::"reviewer"/)
+    const file = `${scratchFile("translated")}.cedar`
+    bundles.push(file)
+    writeFileSync(file, printed.stdout)
+    const valid = await cli(["policy", "validate", file])
+    assert.strictEqual(valid.code, 0, valid.stderr)
+    const missing = await cli(["policy", "translate", scratchFile("absent.json")])
+    assert.strictEqual(missing.code, 1)
+    assert.match(missing.stderr, /cannot be read/)
   })
 
   it("schema prints agentplane's Cedar schema", { timeout: 180_000 }, async () => {
