@@ -3,19 +3,25 @@
  * the agent may not, and a forbid on one case refuses that case with its reason), and a bundle
  * that does not validate refuses the start, naming the problem, before the store opens.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { randomUUID } from "node:crypto"
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, describe, it } from "vitest"
+import { afterAll, describe, inject, it } from "vitest"
 import { assert } from "../support/Assert.js"
 import { cleanUp, scratchFile, serve } from "../support/Cli.js"
 
-afterAll(cleanUp)
+const bundles: Array<string> = []
+afterAll(() => {
+  cleanUp()
+  for (const dir of bundles.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
 
 const tokens = join("examples", "demo-tokens.json")
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
 const bundle = (text: string): string => {
-  const dir = scratchFile("bundle")
+  const dir = join(inject("scratchDir"), `bundle-${randomUUID()}`)
+  bundles.push(dir)
   mkdirSync(dir)
   writeFileSync(join(dir, "routes.cedar"), text)
   return dir
