@@ -103,6 +103,31 @@ describe("SharedCommit (PostgreSQL)", () => {
     ),
   )
 
+  it.live(
+    "a parameter pg cannot send refuses the shared send before anything is written: its member fails alone, the others commit",
+    () =>
+      withDriver((run, table, pool) =>
+        Effect.gen(function* () {
+          const circular: Record<string, unknown> = {}
+          circular.self = circular
+          const holder = yield* hold(run, 150)
+          const exits = yield* allAt([
+            insert(run, table, "first"),
+            run(`INSERT INTO ${table} (v) VALUES ($1) RETURNING v`, [circular], false),
+            insert(run, table, "last"),
+          ])
+          yield* Fiber.join(holder)
+          const [first, bad, last] = exits
+          assert.isTrue(bad !== undefined && Exit.isFailure(bad))
+          assert.deepStrictEqual(
+            [first, last].map((e) => rowsOf(e as never).map((r) => r.v)),
+            [["first"], ["last"]],
+          )
+          assert.deepStrictEqual(yield* stored(pool, table), ["first", "last"])
+        }),
+      ),
+  )
+
   it.live("a session lost inside a shared send answers every member with its failure and commits none of them", () =>
     withDriver((run, table, pool) =>
       Effect.gen(function* () {

@@ -77,7 +77,12 @@ const alone =
         broken = e
       }
       client.on("error", onError)
+      // pg answers a statement whose parameters it cannot bind twice (at the refusal, then at the
+      // server's reply to the Sync it sends anyway): only the first answer counts.
+      let answered = false
       client.query(config(text, params, named), (failure: Error | undefined, result: pg.QueryResult) => {
+        if (answered) return
+        answered = true
         client.off("error", onError)
         // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
         client.release(broken)

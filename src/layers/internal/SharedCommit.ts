@@ -160,12 +160,20 @@ const answer =
     then()
   }
 
+/** A shared send refused before anything was written; its members go again alone. */
+class NotSent extends Error {}
+
+/** The parameters are mapped already (`SharedSend.submit`). */
+const mapped = (value: unknown): unknown => value
+
 /**
- * An ERROR from the server aborted the implicit transaction before its Sync committed it.
+ * Nothing of the send committed: it was never written (`NotSent`), or an ERROR from the server
+ * aborted the implicit transaction before its Sync committed it.
  * FATAL and PANIC end the session, and a failure with no severity is the client's own (the
  * socket lost): the commit may have happened, so the outcome is unknown.
  */
-const isRolledBack = (failure: Error): boolean => failure instanceof pg.DatabaseError && failure.severity === "ERROR"
+const isRolledBack = (failure: Error): boolean =>
+  failure instanceof NotSent || (failure instanceof pg.DatabaseError && failure.severity === "ERROR")
 
 /** The parts of pg's connection a shared send writes on. */
 interface Wire {
@@ -206,6 +214,7 @@ class SharedSend {
   private at = 0
   private readonly results: Array<Result>
   private unreadable: Error | undefined
+  private settled = false
 
   constructor(
     private readonly batch: ReadonlyArray<Member>,
@@ -218,10 +227,18 @@ class SharedSend {
     this.results = batch.map(newResult)
   }
 
-  submit(connection: Wire): null {
+  submit(connection: Wire): Error | null {
+    // Every parameter mapped before anything is written: a value pg cannot send (a circular
+    // object) must stop the send whole, not after earlier members' statements already ran.
+    let values: ReadonlyArray<ReadonlyArray<unknown>>
+    try {
+      values = this.batch.map((m) => m.params.map((v) => prepareValue(v)))
+    } catch (e) {
+      return new NotSent(e instanceof Error ? e.message : String(e))
+    }
     connection.stream.cork?.()
     try {
-      for (const m of this.batch) {
+      for (const [i, m] of this.batch.entries()) {
         // A named statement the connection has parsed is bound by name; any other is parsed as the
         // unnamed statement, which each Parse replaces, so a shared send leaves no names to track.
         const name = m.named ? this.nameOf(m.text) : ""
@@ -230,9 +247,9 @@ class SharedSend {
         connection.bind({
           portal: "",
           statement: parsed ? name : "",
-          values: m.params,
+          values: values[i] ?? [],
           binary: false,
-          valueMapper: prepareValue,
+          valueMapper: mapped,
         })
         connection.describe({ type: "P", name: "" })
         connection.execute({ portal: "" })
@@ -266,6 +283,13 @@ class SharedSend {
     this.at++
   }
 
+  /** `done`, once: pg reports a statement's error and then, for a dying socket, may report again. */
+  private finish(failure: Error | undefined, results: ReadonlyArray<Exit.Exit<ReadonlyArray<Driver.Row>, SqlError>>) {
+    if (this.settled) return
+    this.settled = true
+    this.done(failure, results)
+  }
+
   handlePortalSuspended() {}
 
   handleCopyInResponse(connection: Wire) {
@@ -275,13 +299,16 @@ class SharedSend {
   handleCopyData() {}
 
   handleError(failure: Error) {
-    this.done(failure, [])
+    // A send refused at `submit` is reported on the next tick, and pg marks the client ready
+    // after this returns: answering (and so releasing the client) waits until it has.
+    if (failure instanceof NotSent) setImmediate(() => this.finish(failure, []))
+    else this.finish(failure, [])
   }
 
   handleReadyForQuery() {
     // Committed: a row pg could not parse is unreadable, not unwritten, so it is an unknown outcome.
     const unreadable = this.unreadable
-    this.done(
+    this.finish(
       undefined,
       this.results.map((r) =>
         unreadable === undefined
