@@ -8,6 +8,8 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit } from "effect"
 import type pg from "pg"
 import * as Driver from "./Driver.js"
+import type { Checked } from "./PgCheckout.js"
+import * as PgCheckout from "./PgCheckout.js"
 import * as SharedCommit from "./SharedCommit.js"
 
 /** A transaction connection the stores can send named statements on; `@effect/sql` sees a plain `Connection`. */
@@ -21,38 +23,41 @@ export interface Lean extends Connection {
 
 export const isLean = (conn: Connection): conn is Lean => typeof (conn as Partial<Lean>).lean === "function"
 
-export const make = (pool: pg.Pool, sharing: SharedCommit.Options = SharedCommit.DEFAULTS): Driver.Driver["Type"] => ({
-  dialect: "pg",
-  // Statements ready while others are on the wire share a round trip and a commit (`SharedCommit`).
-  run: SharedCommit.make(pool, alone(pool), nameOf, sharing),
-  transaction: (mode) => (effect) =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(checkout(pool), (client) => {
-        const conn = connection(client)
-        const finish = (outcome: "COMMIT" | "ROLLBACK") =>
-          Effect.matchEffect(query(client, outcome, [], false), {
-            // Whatever failed here, the connection's state is unknown: it leaves the pool.
-            onFailure: (e) =>
-              Effect.zipRight(
-                Effect.sync(() => client.done(e)),
-                Effect.fail(e),
-              ),
-            onSuccess: () => Effect.sync(() => client.done()),
-          })
-        return query(client, BEGIN[mode], [], false).pipe(
-          Effect.zipRight(Driver.withConnection(conn, restore, effect)),
-          Effect.flatten,
-          Effect.exit,
-          Effect.flatMap((exit) =>
-            Exit.isSuccess(exit)
-              ? Effect.as(finish("COMMIT"), exit.value)
-              : // A failed BEGIN leaves nothing to roll back; pg answers ROLLBACK then with a warning only.
-                Effect.zipRight(Effect.ignore(finish("ROLLBACK")), exit),
-          ),
-        )
-      }),
-    ),
-})
+export const make = (pool: pg.Pool, sharing: SharedCommit.Options = SharedCommit.DEFAULTS): Driver.Driver["Type"] => {
+  const lend = PgCheckout.lend(pool)
+  return {
+    dialect: "pg",
+    // Statements ready while others are on the wire share a round trip and a commit (`SharedCommit`).
+    run: SharedCommit.make(lend, alone(lend), nameOf, sharing),
+    transaction: (mode) => (effect) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(checkout(lend), (client) => {
+          const conn = connection(client)
+          const finish = (outcome: "COMMIT" | "ROLLBACK") =>
+            Effect.matchEffect(query(client, outcome, [], false), {
+              // Whatever failed here, the connection's state is unknown: it leaves the pool.
+              onFailure: (e) =>
+                Effect.zipRight(
+                  Effect.sync(() => client.done(e)),
+                  Effect.fail(e),
+                ),
+              onSuccess: () => Effect.sync(() => client.done()),
+            })
+          return query(client, BEGIN[mode], [], false).pipe(
+            Effect.zipRight(Driver.withConnection(conn, restore, effect)),
+            Effect.flatten,
+            Effect.exit,
+            Effect.flatMap((exit) =>
+              Exit.isSuccess(exit)
+                ? Effect.as(finish("COMMIT"), exit.value)
+                : // A failed BEGIN leaves nothing to roll back; pg answers ROLLBACK then with a warning only.
+                  Effect.zipRight(Effect.ignore(finish("ROLLBACK")), exit),
+            ),
+          )
+        }),
+      ),
+  }
+}
 
 // internal
 
@@ -63,73 +68,34 @@ export const make = (pool: pg.Pool, sharing: SharedCommit.Options = SharedCommit
  * whatever the fiber does meanwhile, so an interrupted verb cannot leak it.
  */
 const alone =
-  (pool: pg.Pool): SharedCommit.Alone =>
+  (lend: PgCheckout.Lend): SharedCommit.Alone =>
   (text, params, named, done) =>
-    pool.connect((err, client) => {
-      if (err !== undefined || client === undefined) {
-        done(Exit.fail(new SqlError({ cause: err, message: "Failed to acquire connection" })))
-        return
-      }
-      // An error event of its socket while it is out is kept (an unheard one would end the
-      // process) and passed to the release, so pg-pool drops it.
-      let broken: Error | undefined
-      const onError = (e: Error) => {
-        broken = e
-      }
-      client.on("error", onError)
-      // pg answers a statement whose parameters it cannot bind twice (at the refusal, then at the
-      // server's reply to the Sync it sends anyway): only the first answer counts.
-      let answered = false
-      client.query(config(text, params, named), (failure: Error | undefined, result: pg.QueryResult) => {
-        if (answered) return
-        answered = true
-        client.off("error", onError)
-        // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
-        client.release(broken)
-        done(failure ? Exit.fail(failed(failure)) : Exit.succeed(result.rows))
-      })
-    })
+    lend(
+      (checked) => {
+        // pg answers a statement whose parameters it cannot bind twice (at the refusal, then at
+        // the server's reply to the Sync it sends anyway): only the first answer counts.
+        let answered = false
+        checked.client.query(config(text, params, named), (failure: Error | undefined, result: pg.QueryResult) => {
+          if (answered) return
+          answered = true
+          // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
+          checked.done()
+          done(failure ? Exit.fail(failed(failure)) : Exit.succeed(result.rows))
+        })
+      },
+      (error) => done(Exit.fail(error)),
+    )
 
 /** pg: a read-only transaction on one snapshot, so a case is never assembled from two moments. */
 const BEGIN = { write: "BEGIN", read: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" } as const
 
-interface Checked {
-  /** Back to the pool once: with an error, the connection is dropped instead of reused. */
-  readonly done: (error?: Error) => void
-  readonly client: pg.PoolClient
-}
-
-/**
- * A pooled client for one statement or transaction. While it is out, an error event of its socket
- * is kept (an unheard error event would end the process) and passed to the release, so pg-pool
- * drops it.
- */
-const checkout = (pool: pg.Pool) =>
-  Effect.async<Checked, SqlError>((resume) => {
-    pool.connect((err, client) => {
-      if (err !== undefined || client === undefined) {
-        resume(Effect.fail(new SqlError({ cause: err, message: "Failed to acquire connection" })))
-        return
-      }
-      let broken: Error | undefined
-      let released = false
-      const onError = (e: Error) => {
-        broken = e
-      }
-      client.on("error", onError)
-      resume(
-        Effect.succeed({
-          client,
-          done: (error?: Error) => {
-            if (released) return
-            released = true
-            client.off("error", onError)
-            client.release(error ?? broken)
-          },
-        }),
-      )
-    })
-  })
+const checkout = (lend: PgCheckout.Lend) =>
+  Effect.async<Checked, SqlError>((resume) =>
+    lend(
+      (checked) => resume(Effect.succeed(checked)),
+      (error) => resume(Effect.fail(error)),
+    ),
+  )
 
 const failed = (cause: Error) => new SqlError({ cause, message: "Failed to execute statement" })
 

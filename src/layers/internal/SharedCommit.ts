@@ -29,6 +29,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit } from "effect"
 import pg from "pg"
 import type * as Driver from "./Driver.js"
+import type * as PgCheckout from "./PgCheckout.js"
 
 /** pg's own mapping of a parameter to its wire text, so a shared statement binds exactly what a lone one would. */
 const { prepareValue } = createRequire(import.meta.url)("pg/lib/utils.js") as {
@@ -54,7 +55,7 @@ export type Alone = (
 
 /** `run` of the pg `Driver`: one autocommitted statement, sent alone or in a shared send. */
 export const make = (
-  pool: pg.Pool,
+  lend: PgCheckout.Lend,
   alone: Alone,
   nameOf: (text: string) => string,
   options: Options = DEFAULTS,
@@ -88,42 +89,36 @@ export const make = (
 
   /** `batch` in one round trip and one commit; after a refusal, each member alone. */
   const shared = (batch: ReadonlyArray<Member>) =>
-    pool.connect((err, client) => {
-      if (err !== undefined || client === undefined) {
-        const failure = Exit.fail(new SqlError({ cause: err, message: "Failed to acquire connection" }))
-        for (const m of batch) m.resume(failure)
-        finished()
-        return
-      }
-      let broken: Error | undefined
-      const onError = (e: Error) => {
-        broken = e
-      }
-      client.on("error", onError)
-      const send = new SharedSend(batch, nameOf, (failure, results) => {
-        client.off("error", onError)
-        // A failure other than a statement's ERROR leaves the session in doubt: it leaves the pool.
-        client.release(broken ?? (failure === undefined || isRolledBack(failure) ? undefined : failure))
-        if (failure === undefined) {
-          batch.forEach((m, i) => {
-            m.resume(results[i] ?? Exit.succeed([]))
-          })
-          finished()
-        } else if (isRolledBack(failure)) {
-          // Nothing committed: each member again, alone; the place is given back after the last.
-          let left = batch.length
-          const one = () => {
-            if (--left === 0) finished()
+    lend(
+      (checked) => {
+        const send = new SharedSend(batch, nameOf, (failure, results) => {
+          // A failure other than a statement's ERROR leaves the session in doubt: it leaves the pool.
+          checked.done(failure === undefined || isRolledBack(failure) ? undefined : failure)
+          if (failure === undefined) {
+            batch.forEach((m, i) => {
+              m.resume(results[i] ?? Exit.succeed([]))
+            })
+            finished()
+          } else if (isRolledBack(failure)) {
+            // Nothing committed: each member again, alone; the place is given back after the last.
+            let left = batch.length
+            const one = () => {
+              if (--left === 0) finished()
+            }
+            for (const m of batch) alone(m.text, m.params, m.named, answer(m, one))
+          } else {
+            const lost = Exit.fail(new SqlError({ cause: failure, message: "Failed to execute statement" }))
+            for (const m of batch) m.resume(lost)
+            finished()
           }
-          for (const m of batch) alone(m.text, m.params, m.named, answer(m, one))
-        } else {
-          const lost = Exit.fail(new SqlError({ cause: failure, message: "Failed to execute statement" }))
-          for (const m of batch) m.resume(lost)
-          finished()
-        }
-      })
-      client.query(send as unknown as pg.QueryConfig)
-    })
+        })
+        checked.client.query(send as unknown as pg.QueryConfig)
+      },
+      (error) => {
+        for (const m of batch) m.resume(Exit.fail(error))
+        finished()
+      },
+    )
 
   return (text, params, named) =>
     Effect.async<ReadonlyArray<Driver.Row>, SqlError>((resume) => {
