@@ -46,7 +46,7 @@ export const layer: Layer.Layer<Authorizer, never, PolicyEngine> = Layer.effect(
 )
 
 /** The question a route asks about `caller`. */
-export const requestOf = (caller: Caller, action: Action, resource?: string): PolicyRequest =>
+const requestOf = (caller: Caller, action: Action, resource?: string): PolicyRequest =>
   new PolicyRequest({
     principal: new Principal({
       capability: caller.actor,

@@ -11,23 +11,13 @@ import { join } from "node:path"
 import { afterAll, describe, it } from "vitest"
 import * as Sealed from "../../src/erasure/Sealed.js"
 import { assert } from "../support/Assert.js"
-import { cleanUp, cli, lines, postgres, scratchFile, serve, sqlite } from "../support/Cli.js"
+import { cleanUp, cli, lines, postgres, refusedServe, scratchFile, serve, sqlite } from "../support/Cli.js"
 import { rawText } from "../support/RawRows.js"
 
 afterAll(cleanUp)
 
 const tokens = join("examples", "demo-tokens.json")
 const policy = join("examples", "demo-policy.json")
-
-/** `serve …args` to its exit; a server that starts after all is killed, so the test fails instead of hanging. */
-const refusedServe = (args: ReadonlyArray<string>) => {
-  const server = serve(args)
-  server.address.then(
-    () => server.child.kill("SIGKILL"),
-    () => {},
-  )
-  return server.done
-}
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 

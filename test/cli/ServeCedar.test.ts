@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, inject, it } from "vitest"
 import { assert } from "../support/Assert.js"
-import { cleanUp, scratchFile, serve } from "../support/Cli.js"
+import { cleanUp, refusedServe, scratchFile, serve } from "../support/Cli.js"
 
 const bundles: Array<string> = []
 afterAll(() => {
@@ -71,12 +71,16 @@ forbid (principal, action == Agentplane::Action::"api:case.read", resource == Ag
       `permit (principal in Agentplane::Role::"reviewer", action == Agentplane::Action::"api:case.lst", resource);`,
     )
     const store = scratchFile("refused.db")
-    const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--tokens", tokens, "--policy", policy])
-    server.address.then(
-      () => server.child.kill("SIGKILL"),
-      () => {},
-    )
-    const finished = await server.done
+    const finished = await refusedServe([
+      "--store",
+      store,
+      "--addr",
+      "127.0.0.1:0",
+      "--tokens",
+      tokens,
+      "--policy",
+      policy,
+    ])
     assert.notStrictEqual(finished.code, 0)
     assert.isTrue(finished.stderr.includes("api:case.lst"), finished.stderr)
     assert.isFalse(existsSync(store))

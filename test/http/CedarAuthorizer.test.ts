@@ -19,6 +19,11 @@ import * as Bundle from "../../src/policy/Bundle.js"
 import { PolicyEngine } from "../../src/services/PolicyEngine.js"
 import { assert } from "../support/Assert.js"
 
+/** The demo's JSON route policy, the one the translation must match. */
+const demo = Either.getOrThrow(
+  Policy.parse(readFileSync("examples/demo-policy.json", "utf8"), "examples/demo-policy.json"),
+)
+
 const caller = (roles: ReadonlyArray<string>) =>
   new Caller({ tenant: TenantId.make("acme"), actor: "someone", roles: [...roles] })
 
@@ -39,9 +44,7 @@ describe("CedarAuthorizer", () => {
     "the demo policy translated to Cedar decides every route as the JSON file does, for every set of roles",
     () =>
       Effect.gen(function* () {
-        const json = Either.getOrThrow(
-          Policy.parse(readFileSync("examples/demo-policy.json", "utf8"), "examples/demo-policy.json"),
-        )
+        const json = demo
         let allowed = 0
         for (const roles of subsets(["agent", "reviewer", "admin", "stranger"])) {
           for (const action of Action.literals) {
@@ -54,7 +57,7 @@ describe("CedarAuthorizer", () => {
         }
         // The comparison covered both answers.
         assert.isTrue(allowed > 0 && allowed < 16 * Action.literals.length)
-      }).pipe(Effect.provide(authorizerOf(CedarTranslation.translate(demo())))),
+      }).pipe(Effect.provide(authorizerOf(CedarTranslation.translate(demo)))),
   )
 
   it.effect("a forbid naming one case refuses that case with its reason and leaves the others", () =>
@@ -118,7 +121,3 @@ permit (principal in Agentplane::Role::"operator", action == Agentplane::Action:
     ),
   )
 })
-
-function demo(): Policy.Policy {
-  return Either.getOrThrow(Policy.parse(readFileSync("examples/demo-policy.json", "utf8"), "demo"))
-}

@@ -70,6 +70,16 @@ export const serve = (args: ReadonlyArray<string>, extra: Record<string, string>
   return { ...started, address }
 }
 
+/** `serve …args` to its exit; a server that starts after all is killed, so the test fails instead of hanging. */
+export const refusedServe = (args: ReadonlyArray<string>, extra: Record<string, string> = {}): Promise<Finished> => {
+  const server = serve(args, extra)
+  server.address.then(
+    () => server.child.kill("SIGKILL"),
+    () => {},
+  )
+  return server.done
+}
+
 /** The JSON lines of a verb's standard output. */
 export const lines = (stdout: string) =>
   stdout
