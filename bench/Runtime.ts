@@ -41,6 +41,7 @@ import * as Runtime from "../src/runtime/Runtime.js"
 import * as Step from "../src/runtime/Step.js"
 import { StepCtx } from "../src/runtime/StepCtx.js"
 import { JournalStore } from "../src/services/JournalStore.js"
+import * as PolicyEngine from "../src/services/PolicyEngine.js"
 import { TimerStore } from "../src/services/TimerStore.js"
 import * as Capture from "./Capture.js"
 import * as Databases from "./Databases.js"
@@ -459,7 +460,12 @@ const eventLatency = async (
 }
 
 /** The runtime with every bench definition registered, on a pool of `size` (PostgreSQL) or the bench's SQLite file. */
-export const runtimeOn = (db: Databases.Throwaway, dialect: Dialect, size: number) => {
+export const runtimeOn = (
+  db: Databases.Throwaway,
+  dialect: Dialect,
+  size: number,
+  policy: Layer.Layer<PolicyEngine.PolicyEngine> = PolicyEngine.allowAll,
+) => {
   const client =
     dialect === "pg"
       ? PgBackend.layerClient({ url: db.pgUrl, maxConnections: size })
@@ -471,7 +477,9 @@ export const runtimeOn = (db: Databases.Throwaway, dialect: Dialect, size: numbe
     RunDefinition.register(Sleeper),
     RunDefinition.register(Waiter),
   )
+  // The bench times the runtime, not a policy: its runs are allowed everything by default, by choice.
   const layer = Layer.merge(Runtime.layer({ owner: `bench-${dialect}-${size}` }), registered).pipe(
+    Layer.provide(policy),
     Layer.provideMerge(Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, stores)),
   )
   return ManagedRuntime.make(layer as Layer.Layer<Services, unknown>)

@@ -19,6 +19,7 @@ import {
   CorrelationKey,
   Model,
   ModelCall,
+  PolicyEngine,
   Run,
   RunDefinition,
   Runtime,
@@ -209,9 +210,17 @@ export const layerNeeds = (model: Model.Config) => Layer.merge(Model.layer(model
 /** The dispute agent registered, over a provider `LanguageModel` and `Payments` in context. */
 export const register = (model: Model.Config) => RunDefinition.register(Dispute).pipe(Layer.provide(layerNeeds(model)))
 
-/** The runtime with the agent registered; give it the stores, a provider `LanguageModel` and `Payments`. */
-export const layer = (model: Model.Config, options: Runtime.Options = {}) =>
+/**
+ * The runtime with the agent registered; give it the stores, a provider `LanguageModel` and
+ * `Payments`. Its runs are decided by `policy` (default `PolicyEngine.allowAll`, the example's
+ * explicit choice).
+ */
+export const layer = (
+  model: Model.Config,
+  options: Runtime.Options & { readonly policy?: Layer.Layer<PolicyEngine.PolicyEngine> } = {},
+) =>
   Layer.merge(Runtime.layer(options), register(model)).pipe(
+    Layer.provide(options.policy ?? PolicyEngine.allowAll),
     Layer.provideMerge(Layer.merge(RunDefinition.layerRegistry, Calendar.layerWallClock)),
   )
 

@@ -24,6 +24,7 @@ import {
   CorrelationKey,
   Deadline,
   EffectKind,
+  PolicyEngine,
   Run,
   RunDefinition,
   Runtime,
@@ -260,8 +261,12 @@ export const startReviewed = (runtime: Runtime.Runtime["Type"], input: ReviewedI
     CorrelationKey.make("invoice", input.invoice),
   ])
 
-/** The runtime with both refunds registered; give it the stores and the two providers. */
-export const layer = (options: Runtime.Options = {}) =>
+/**
+ * The runtime with both refunds registered; give it the stores and the two providers. Its runs
+ * are decided by `policy` (default `PolicyEngine.allowAll`, the example's explicit choice).
+ */
+export const layer = (options: Runtime.Options & { readonly policy?: Layer.Layer<PolicyEngine.PolicyEngine> } = {}) =>
   Layer.mergeAll(Runtime.layer(options), RunDefinition.register(Refund), RunDefinition.register(ReviewedRefund)).pipe(
+    Layer.provide(options.policy ?? PolicyEngine.allowAll),
     Layer.provideMerge(Layer.merge(RunDefinition.layerRegistry, Calendar.layerWallClock)),
   )

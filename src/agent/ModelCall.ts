@@ -52,6 +52,13 @@ export const journaled: Effect.Effect<LanguageModel.Service, never, StepCtx | Mo
         Effect.catchTag("ModelRefused", (e) =>
           Effect.fail(new AiError.UnknownError({ module: "agentplane", method: KIND, description: e.message })),
         ),
+        // `LanguageModel` fails with `AiError` only, so a refusal of policy reaches the step as one,
+        // carrying the refusal as its cause; the journal's `PolicyDenied` record is the same either way.
+        Effect.catchTag("PolicyDenied", (e) =>
+          Effect.fail(
+            new AiError.UnknownError({ module: "agentplane", method: KIND, description: e.message, cause: e }),
+          ),
+        ),
         Effect.provideService(Model, model),
       ),
     streamText: () =>

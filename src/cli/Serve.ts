@@ -19,6 +19,7 @@ import * as Server from "../http/Server.js"
 import * as PolicyEngineCedar from "../layers/PolicyEngineCedar.js"
 import * as Bundle from "../policy/Bundle.js"
 import * as Sweeper from "../runtime/Sweeper.js"
+import * as PolicyEngineM from "../services/PolicyEngine.js"
 import { PolicyEngine } from "../services/PolicyEngine.js"
 import * as Address from "./Address.js"
 import * as Definitions from "./Definitions.js"
@@ -123,6 +124,14 @@ export interface ServeOptions {
   /** `--no-kek`: a fresh SQLite store gets no KEK file (`Keys.outOfTheBox`); default it does. */
   readonly noKek?: boolean
 }
+
+/**
+ * The policy the runtime decides effects by (§7.12): the Cedar bundle the routes use. A JSON
+ * route policy has no rules for runs, so with one the runs are allowed everything, as they were
+ * before runs came under policy.
+ */
+const runPolicy = (policy: RoutePolicy): Layer.Layer<PolicyEngine> =>
+  policy._tag === "Json" ? PolicyEngineM.allowAll : Layer.succeed(PolicyEngine, policy.engine)
 
 /**
  * The routes' policy at `path`: a `.json` file is the allow-rule policy (`Policy`); anything else
@@ -247,7 +256,7 @@ const build = (options: ServeOptions) =>
       docs: { credential: options.docsCredential ?? false },
       console: options.noConsole !== true,
     }).pipe(
-      Layer.provide(Layer.merge(Layer.succeed(Credentials.Credentials, credentials), authorizer)),
+      Layer.provide(Layer.mergeAll(Layer.succeed(Credentials.Credentials, credentials), authorizer, runPolicy(policy))),
       Layer.provideMerge(Keys.stores(store, options.timeouts ?? Store.NO_TIMEOUTS, ring)),
     )
     // The sweeping fiber lives in the layer's scope: on shutdown it is interrupted first, before

@@ -6,14 +6,18 @@
  * which is what one tenant per deployment wants and what a tenant label would only multiply.
  */
 import { Command, Options } from "@effect/cli"
+import { NodeFileSystem } from "@effect/platform-node"
 import { Config, Console, Duration, Effect, Either, Layer, Logger, Metric, Option, Schedule, Schema } from "effect"
 import * as Tenant from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
 import * as Credentials from "../http/Credentials.js"
 import * as RequestLog from "../http/RequestLog.js"
 import * as Server from "../http/Server.js"
+import * as PolicyEngineCedar from "../layers/PolicyEngineCedar.js"
+import * as Bundle from "../policy/Bundle.js"
 import { Runtime } from "../runtime/Runtime.js"
 import * as Sweeper from "../runtime/Sweeper.js"
+import { PolicyEngine } from "../services/PolicyEngine.js"
 import type * as Stores from "../services/Stores.js"
 import * as Definitions from "./Definitions.js"
 import * as Keys from "./Keys.js"
@@ -36,6 +40,14 @@ const tenant = Options.text("tenant").pipe(
   Options.withDescription("the tenant to sweep (env AGENTPLANE_TENANT); default default"),
   Options.withFallbackConfig(Config.string("AGENTPLANE_TENANT")),
   Options.withDefault(Tenant.DEFAULT as string),
+)
+
+const policy = Options.text("policy").pipe(
+  Options.withDescription(
+    "the Cedar bundle the tenant's runs were admitted under, as `serve --policy` took it (env AGENTPLANE_POLICY); without it a woken run is not resumed",
+  ),
+  Options.withFallbackConfig(Config.string("AGENTPLANE_POLICY")),
+  Options.optional,
 )
 
 const tokens = Options.text("tokens").pipe(
@@ -131,8 +143,9 @@ export const command = Command.make(
     timeouts: Store.timeoutOptions,
     keying: Keys.options,
     runs: Definitions.option,
+    policy,
   },
-  ({ store, tenant, tokens, eventGrace, timeouts, keying, runs }) =>
+  ({ store, tenant, tokens, eventGrace, timeouts, keying, runs, policy }) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(tenant), {
         onLeft: (e) => Effect.fail(e),
@@ -146,6 +159,19 @@ export const command = Command.make(
       // The same module `serve --runs` takes: without it a sweep from cron cannot resume a woken run
       // (its capability is not registered) and counts a wake failure every tick.
       const loaded = yield* Definitions.fromOption(runs)
+      // A woken run goes on under the bundle it was admitted under (§7.12): without it, a Resume
+      // is refused and counted as a wake failure, never run under another policy.
+      const engine: Layer.Layer<never> | Layer.Layer<PolicyEngine> = Option.isSome(policy)
+        ? Layer.succeed(
+            PolicyEngine,
+            PolicyEngineCedar.engine(
+              yield* Effect.flatMap(
+                Bundle.read(policy.value).pipe(Effect.provide(NodeFileSystem.layer)),
+                PolicyEngineCedar.load,
+              ),
+            ),
+          )
+        : Layer.empty
       // A tick wakes runs and dead-letters events, so it seals and opens as `serve` does.
       const ring = yield* Keys.resolve(keying, store)
       const report = yield* tick(id, eventGrace, false).pipe(
@@ -154,6 +180,7 @@ export const command = Command.make(
         Effect.tap(() => Effect.flatMap(Runtime, (runtime) => runtime.idle)),
         Effect.provide(
           Server.layerRuntime({ definitions: loaded.register }).pipe(
+            Layer.provide(engine),
             Layer.provideMerge(Keys.stores(store, timeouts, ring)),
           ),
         ),

@@ -48,3 +48,32 @@ export class PolicyUnavailable extends Schema.TaggedError<PolicyUnavailable>()("
 
 /** What `PolicyEngine.decide` fails with. */
 export type PolicyError = RequestMalformed | PolicyUnavailable
+
+/**
+ * What a step receives when policy refused one of its effects (§7.12): the effect was not
+ * announced and did not act, and a `PolicyDenied` record says so in the journal. A step may handle
+ * it (try something else); unhandled, it fails the step like any rejection.
+ */
+export class PolicyDenied extends Schema.TaggedError<PolicyDenied>()("PolicyDenied", {
+  /** The effect kind (or `agentplane.release`) that was refused. */
+  action: Schema.String,
+  /** `case:<id>` or `run:<id>`. */
+  resource: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `policy denied ${this.action} on ${this.resource}: ${this.reason}`
+  }
+}
+
+/**
+ * The runtime has no policy engine, so every effect would be denied (§7.12): it refuses to admit a
+ * run at all, saying why, rather than start one that could only be refused at its first act.
+ */
+export class PolicyMissing extends Schema.TaggedError<PolicyMissing>()("PolicyMissing", {
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}

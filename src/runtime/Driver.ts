@@ -11,15 +11,19 @@ import { StepId as StepIdSchema } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import type { Phase } from "../domain/Phase.js"
 import * as Run from "../domain/Run.js"
+import type { TaskId } from "../domain/TaskId.js"
 import type { Tenant } from "../domain/Tenant.js"
+import { PolicyDenied } from "../errors/PolicyError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import type { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
 import type { TaskStore } from "../services/TaskStore.js"
 import type { TimerStore } from "../services/TimerStore.js"
+import * as Authorise from "./Authorise.js"
 import * as Builtins from "./Builtins.js"
 import type * as EffectKind from "./EffectKind.js"
 import * as Execution from "./Execution.js"
+import * as Flow from "./Flow.js"
 import * as Observability from "./Observability.js"
 import * as Protocol from "./Protocol.js"
 import { isGroup } from "./RunDefinition.js"
@@ -68,10 +72,12 @@ const append = (_exec: Exec, where: Execution.At, kind: Journal.Kind): Journal.A
 const boundary = (where: Execution.At, kind: typeof Journal.StepStarted.Type | typeof Journal.StepFinished.Type) =>
   new Journal.Append({ case: where.case, step: where.step, phase: where.phase, effectKey: Option.none(), kind }, true)
 
-const prior = (exec: Exec): Step.Prior => ({
+/** Earlier steps' outputs; one read at `where` is received there with the join of the step that answered it (§7.12). */
+const prior = (exec: Exec, where?: Execution.At): Step.Prior => ({
   of: (step) => {
     const index = exec.entry.definition.steps.indexOf(step)
     if (!exec.outputs.has(index)) throw new Error(`step ${step.name} has not finished before the step that reads it`)
+    if (where !== undefined) Authorise.receiveStepOutput(exec, where, index, exec.outputs.get(index))
     // biome-ignore lint/suspicious/noExplicitAny: the output of the step the caller named
     return exec.outputs.get(index) as any
   },
@@ -179,7 +185,8 @@ const runStep = (
     const started = boundary(where, { kind: "StepStarted", skill: step.name })
     if (alone && !replaying) exec.writer.stageGuarded(started)
     else exec.writer.stage(started)
-    const exit = yield* fiberExit(exec, step.body(exec.input, prior(exec)), where)
+    Authorise.startFlow(exec, where)
+    const exit = yield* fiberExit(exec, step.body(exec.input, prior(exec, where)), where)
     // A sibling's pause (exhaustion, a wait) does not hide this step's own failure, which ranks
     // above it (§7.2); a body interrupted by a stop, or any worse stop, still reports the stop.
     if (Option.isSome(exec.stop) && (Exit.isSuccess(exit) || !outranks(exit.cause, exec.stop.value))) {
@@ -255,10 +262,35 @@ const failureMessage = (cause: Cause.Cause<unknown>): string => {
 const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<Needs>): StepCtx.Service => {
   let ordinal = 0
   const next = () => ordinal++
+  const flow = Authorise.flowOf(exec, where)
+  // What an answer or rejection hands the body is received with its kind's label (§7.12).
+  const received = <A, E, R>(kind: string, args: unknown, effect: Effect.Effect<A, E, R>) => {
+    const { label, provenance } = Flow.answerOf(kind, args)
+    return effect.pipe(
+      Effect.tapBoth({
+        onSuccess: (a) => Effect.sync(() => flow.receive(a, provenance, label)),
+        onFailure: (e) =>
+          Effect.sync(() => {
+            if (!(e instanceof PolicyDenied)) flow.receive(e, provenance, label)
+          }),
+      }),
+    )
+  }
   const perform = <A, I, E, R>(kind: EffectKind.EffectKind<A, I, E, R>, args: I) =>
-    Effect.suspend(() => Protocol.perform(exec, where, next(), kind, args))
+    received(
+      kind.kind,
+      args,
+      Effect.suspend(() => Protocol.perform(exec, where, next(), kind, args)),
+    )
   const builtin = <A, I, E>(kind: EffectKind.EffectKind<A, I, E, Needs>, args: I): Effect.Effect<A, E> =>
-    Effect.provide(perform(kind, args), services)
+    Effect.provide(
+      received(
+        kind.kind,
+        args,
+        Effect.suspend(() => Protocol.perform(exec, where, next(), kind, args, false, true)),
+      ),
+      services,
+    ) as Effect.Effect<A, E>
   const needCase = (what: string) =>
     Option.match(exec.case, {
       onNone: () =>
@@ -320,7 +352,15 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
     all: ((calls: ReadonlyArray<EffectKind.Call<unknown, unknown, unknown>>) =>
       Effect.suspend(() => {
         const ordinals = calls.map(() => next())
-        return Protocol.performAll(exec, where, ordinals, calls)
+        return Effect.tap(Protocol.performAll(exec, where, ordinals, calls), (answers) =>
+          Effect.sync(() =>
+            answers.forEach((answer, i) => {
+              const call = calls[i] as EffectKind.Call<unknown, unknown, unknown>
+              const { label, provenance } = Flow.answerOf(call.kind.kind, call.args)
+              flow.receive(answer, provenance, label)
+            }),
+          ),
+        )
       })) as StepCtx.Service["all"],
     now,
     random: builtin(Builtins.randomNext, {}),
@@ -337,7 +377,12 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
     meetDeadline: (name) => transition(name, "met"),
     cancelDeadline: (name) => transition(name, "cancelled"),
     note: (text) => record({ kind: "Note", text }),
-    awaitEvent: (spec) => Effect.suspend(() => Waits.awaitEvent(exec, where, next(), spec, services)),
+    release: (value, reason) => Effect.suspend(() => Authorise.release(exec, where, next(), value, reason)),
+    awaitEvent: (spec) =>
+      Effect.tap(
+        Effect.suspend(() => Waits.awaitEvent(exec, where, next(), spec, services)),
+        (got) => Effect.sync(() => flow.receive(got.payload, Flow.eventProvenance(spec.kind), "untrusted")),
+      ),
     sleepUntil: (until) => Effect.suspend(() => Waits.sleepUntil(exec, where, next(), until, services)),
     sleep: (seconds) =>
       Effect.flatMap(now, (from) =>
@@ -349,7 +394,9 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
         const slot = next()
         const createdAt = yield* now
         const dueAt = yield* dueOf(`task ${spec.kind}`, spec.deadline)
-        return yield* Worklist.task(exec, where, slot, spec, { createdAt, dueAt }, services)
+        const decision = yield* Worklist.task(exec, where, slot, spec, { createdAt, dueAt }, services)
+        flow.receive(decision, Flow.TASK_PROVENANCE, "untrusted")
+        return decision
       }),
     openTask: (spec) =>
       Effect.gen(function* () {
@@ -364,9 +411,9 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
         const dueAt = yield* dueOf(`openTask(${spec.kind})`, spec.deadline)
         const args = Worklist.openArgs(id, exec.run, kase, spec, { createdAt, dueAt })
         return yield* Effect.provide(
-          Effect.suspend(() => Protocol.perform(exec, where, slot, Worklist.openKind, args)),
+          Effect.suspend(() => Protocol.perform(exec, where, slot, Worklist.openKind, args, false, true)),
           services,
-        )
+        ) as Effect.Effect<TaskId>
       }),
   }
 }
@@ -403,6 +450,7 @@ const unwind = (exec: Exec): Effect.Effect<{ readonly compensated: number } | En
         continue
       }
       const where = at(exec, index, "compensating")
+      Authorise.startFlow(exec, where, [index])
       const exit = yield* fiberExit(exec, role.compensate(exec.outputs.get(index)), where)
       if (Option.isSome(exec.stop)) return stopped(exec.stop.value)
       const outcome = Exit.isSuccess(exit) ? "compensated" : "failed"

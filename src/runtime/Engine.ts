@@ -19,17 +19,21 @@ import * as TaskM from "../domain/Task.js"
 import type * as TaskId from "../domain/TaskId.js"
 import { Tenant, type TenantId } from "../domain/Tenant.js"
 import { NotPending } from "../errors/ClaimError.js"
+import { PolicyMissing } from "../errors/PolicyError.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
 import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
 import type { Backend } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
+import * as PolicyEngineM from "../services/PolicyEngine.js"
+import { PolicyEngine } from "../services/PolicyEngine.js"
 import { QuotaStore } from "../services/QuotaStore.js"
 import type * as Stores from "../services/Stores.js"
 import { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
 import * as Admission from "./Admission.js"
+import * as Authorise from "./Authorise.js"
 import * as Driver from "./Driver.js"
 import * as Execution from "./Execution.js"
 import * as History from "./History.js"
@@ -43,6 +47,10 @@ import * as Writer from "./Writer.js"
 /** The source a fired timer's answer is recorded with. */
 export const TIMER_SOURCE = "agentplane://timer"
 
+/** The `governed_by` identity a principal names: `name@version`, or nothing. */
+const governor = (admitted: Extract<Journal.Kind, { kind: "RunAdmitted" }>): string =>
+  admitted.governed_by === undefined ? "" : `${admitted.governed_by.name}@${admitted.governed_by.version}`
+
 const SEALED: ReadonlySet<string> = new Set(["succeeded", "quarantined", "cancelled", "compensated", "swept"])
 
 export const make = (options: Options) =>
@@ -55,7 +63,16 @@ export const make = (options: Options) =>
     const tasks = yield* TaskStore
     const owner = options.owner ?? `runtime-${Math.random().toString(36).slice(2, 10)}`
     const ttl = Math.max(1, Math.trunc(options.leaseTtlSecs ?? 30))
-    const bundle = options.policyBundle ?? "default"
+    // No engine configured is the deny-all engine (§7.12): admission refuses, saying why.
+    const engine = Option.getOrElse(yield* Effect.serviceOption(PolicyEngine), () => PolicyEngineM.denyAllEngine)
+    const bundle: string = engine.bundle.digest
+    const deniesAll = bundle === PolicyEngineM.denyAllEngine.bundle.digest
+    const allowsAll = bundle === PolicyEngineM.allowAllEngine.bundle.digest
+    const policyOf = (capability: string, tenant: TenantId, admittedBy: string, governedBy = ""): Execution.Policy => ({
+      decide: engine.decide,
+      principal: Authorise.principal({ capability, governedBy, tenant, admittedBy }),
+      allowsAll,
+    })
     const quotaOf = options.quota ?? (() => Quota.unlimited)
     const crash = options.crash ?? (() => false)
     const fakes = options.fakes ?? {}
@@ -64,6 +81,19 @@ export const make = (options: Options) =>
     const background = yield* FiberSet.make()
     const wakers = yield* Effect.makeSemaphore(Math.max(1, options.wakeConcurrency ?? 16))
     const nowSecs = Clock.currentTimeMillis.pipe(Effect.map((ms) => Math.floor(ms / 1000)))
+
+    /**
+     * A run goes on only under the bundle it was admitted under (§7.12): its next effects would
+     * otherwise be decided by another policy. Every resume checks it, a wake-up's included.
+     */
+    const sameBundle = (run: RunId, admitted: Extract<Journal.Kind, { kind: "RunAdmitted" }>) =>
+      admitted.policy_bundle === bundle
+        ? Effect.void
+        : Effect.fail(
+            new PlanContract({
+              detail: `run ${run} was admitted under policy bundle ${admitted.policy_bundle}, this runtime runs ${bundle} (${engine.bundle.source})`,
+            }),
+          )
 
     const registered = (def: AnyDefinition) =>
       Effect.flatMap(registry.lookup(def.capability), (entry) =>
@@ -205,6 +235,7 @@ export const make = (options: Options) =>
             detail: `input of ${def.capability} carries no trust label: pass Run.labeled(value, label)`,
           })
         }
+        if (deniesAll) return yield* new PolicyMissing({ detail: PolicyEngineM.NO_POLICY_REASON })
         const inputJson = yield* encodeInput(def, input.value)
         const tenant = yield* Tenant
         const now = yield* nowSecs
@@ -288,6 +319,7 @@ export const make = (options: Options) =>
           budget: def.budget,
           crash,
           fake,
+          policy: policyOf(def.capability, tenant, input.label),
         })
         const status = yield* drive(exec, Option.some(epoch), quota, undefined, true).pipe(
           Effect.catchTag("DuplicateAdmission", (duplicate) =>
@@ -362,6 +394,7 @@ export const make = (options: Options) =>
           budget: loaded.budget,
           crash,
           fake,
+          policy: policyOf(entry.definition.capability, tenant, loaded.admitted.input_label, governor(loaded.admitted)),
         })
         const status = yield* drive(exec, Option.some(epoch), quotaOf(tenant), woken)
         return result<unknown>(exec, status)
@@ -371,11 +404,7 @@ export const make = (options: Options) =>
       Effect.gen(function* () {
         const loaded = yield* load(run)
         yield* refuseSealed(run, loaded.history)
-        if (loaded.admitted.policy_bundle !== bundle) {
-          return yield* new PlanContract({
-            detail: `run ${run} was admitted under policy bundle ${loaded.admitted.policy_bundle}, this runtime runs ${bundle}`,
-          })
-        }
+        yield* sameBundle(run, loaded.admitted)
         const lease = yield* journal.acquire(run, owner, ttl)
         if (Option.isSome(raise)) {
           const appended = journal.append(run, lease.epoch, [
@@ -416,6 +445,11 @@ export const make = (options: Options) =>
           budget: loaded.budget,
           crash: () => false,
           fake,
+          // Strict never decides (it reads decisions from the journal), so it needs no engine.
+          policy: {
+            ...policyOf(loaded.entry.definition.capability, yield* Tenant, loaded.admitted.input_label),
+            decide: () => Effect.dieMessage("a strict replay consulted the policy engine"),
+          },
         })
         const verdict = yield* Driver.execute(exec).pipe(Effect.provide(services))
         const journaled = Option.map(loaded.history.concluded, (c) => c.outcome)
@@ -544,6 +578,7 @@ export const make = (options: Options) =>
           const answered = records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, effect))
           const answer = answered ? Option.none() : Option.some(stage(run, records, started, effect, output, source))
           const loaded = yield* loadFrom(run, Option.isSome(answer) ? [...records, answer.value.record] : records)
+          yield* sameBundle(run, loaded.admitted)
           return Option.some({ loaded, answer, head: records[records.length - 1]?.seq ?? 0 })
         }).pipe(Effect.tapError(() => giveBack))
         if (Option.isNone(prepared)) {

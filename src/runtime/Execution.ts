@@ -7,20 +7,27 @@
  * catch and swallow: a step may handle its effects' rejections, never the runtime's verdicts.
  */
 import { Data, Effect, Option } from "effect"
+import type { Decision } from "../domain/Decision.js"
 import type { CaseId, RunId, StepId } from "../domain/Ids.js"
 import type { Json } from "../domain/Json.js"
 import type { Phase } from "../domain/Phase.js"
+import type { PolicyRequest, Principal } from "../domain/PolicyRequest.js"
 import * as Quota from "../domain/Quota.js"
 import type * as Run from "../domain/Run.js"
+import type { PolicyError } from "../errors/PolicyError.js"
 import type { NonDeterminism } from "../errors/RuntimeError.js"
 import type { Backend, Corrupt } from "../errors/StoreError.js"
 import type * as EffectKind from "./EffectKind.js"
+import type * as Flow from "./Flow.js"
 import type * as History from "./History.js"
 import type { Registered } from "./RunDefinition.js"
 import type * as Writer from "./Writer.js"
 
-/** Where a test may crash a run (§7.1): after the announce is durable, after the act, after the outcome is durable. */
-export type CrashPoint = "after_announce" | "after_act" | "after_record"
+/**
+ * Where a test may crash a run (§7.1, §7.12): after policy allowed an effect (nothing of it
+ * durable yet), after the announce is durable, after the act, after the outcome is durable.
+ */
+export type CrashPoint = "after_decide" | "after_announce" | "after_act" | "after_record"
 
 export type Stop = Data.TaggedEnum<{
   Quarantine: { readonly message: string; readonly divergence: Option.Option<NonDeterminism> }
@@ -41,6 +48,16 @@ export interface Usage {
   effects: number
   tokens: number
   minorUnits: number
+  /** Effects and releases policy refused (§7.12), metered against `maxDenials`. */
+  denials: number
+}
+
+/** Who a run acts as, and the engine its declared effects are put to (§7.12, `Authorise`). */
+export interface Policy {
+  readonly decide: (request: PolicyRequest) => Effect.Effect<Decision, PolicyError>
+  readonly principal: Principal
+  /** The engine allows everything (`PolicyEngine.allowAll`): no request need be built. */
+  readonly allowsAll: boolean
 }
 
 export interface Execution {
@@ -65,6 +82,9 @@ export interface Execution {
   /** Forward steps that announced a mutating effect in this execution. */
   readonly mutated: Set<number>
   readonly crash: (point: CrashPoint, kind: string, attempt: number) => boolean
+  readonly policy: Policy
+  /** What each step (by `phase/step`) has received in this execution: its labels (`Authorise.flowOf`). */
+  readonly flows: Map<string, Flow.Flow>
   /** A test's stand-in for the act of a kind, if any. */
   readonly fake: (
     kind: string,
@@ -83,9 +103,11 @@ export const make = (fields: {
   readonly budget: Run.Budget
   readonly crash: (point: CrashPoint, kind: string, attempt: number) => boolean
   readonly fake: Execution["fake"]
+  readonly policy: Policy
 }): Execution => ({
   ...fields,
-  usage: { steps: 0, effects: 0, tokens: 0, minorUnits: 0 },
+  flows: new Map(),
+  usage: { steps: 0, effects: 0, tokens: 0, minorUnits: 0, denials: 0 },
   liveSpend: Quota.ZERO,
   stop: Option.none(),
   outputs: new Map(),

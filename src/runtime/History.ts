@@ -52,6 +52,10 @@ export interface History {
   readonly cancelledAt: ReadonlyMap<number, Extract<Journal.Kind, { kind: "RunCancelled" }>>
   /** Steps (forward) that journaled a mutating announcement: how an Undeclared step is judged. */
   readonly mutated: ReadonlySet<number>
+  /** Refusals by the effect key of the attempt policy refused (§7.12): replayed without asking again. */
+  readonly denied: ReadonlyMap<EffectKey, Extract<Journal.Kind, { kind: "PolicyDenied" }>>
+  /** The keys of the releases the journal holds (`Released`, §7.12): replayed without asking again. */
+  readonly released: ReadonlySet<EffectKey>
   /** The latest conclusion, if any. */
   readonly concluded: Option.Option<Extract<Journal.Kind, { kind: "RunSealed" }>>
   /** The latest `BudgetReadmitted` ceilings, if any. */
@@ -83,6 +87,8 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
   const started = new Set<number>()
   const cancelledAt = new Map<number, Extract<Journal.Kind, { kind: "RunCancelled" }>>()
   const mutated = new Set<number>()
+  const denied = new Map<EffectKey, Extract<Journal.Kind, { kind: "PolicyDenied" }>>()
+  const released = new Set<EffectKey>()
   let admitted: History["admitted"] = Option.none()
   let frozen: History["frozen"] = Option.none()
   let concluded: History["concluded"] = Option.none()
@@ -95,6 +101,14 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
       byKey.set(record.effectKey.value, { started: record, outcome: Option.none(), failedFirst: false })
       order.push(record.effectKey.value)
       if (k.mutates && record.phase === "forward") mutated.add(record.step)
+      continue
+    }
+    if (k.kind === "PolicyDenied" && Option.isSome(record.effectKey)) {
+      denied.set(record.effectKey.value, k)
+      continue
+    }
+    if (k.kind === "Released" && Option.isSome(record.effectKey)) {
+      released.add(record.effectKey.value)
       continue
     }
     if (OUTCOME_KINDS.has(k.kind) && Option.isSome(record.effectKey)) {
@@ -151,6 +165,8 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     started,
     cancelledAt,
     mutated,
+    denied,
+    released,
     concluded,
     raised,
     head: last === undefined ? { seq: 0, hash: ZERO_HASH } : { seq: last.seq, hash: last.hash },

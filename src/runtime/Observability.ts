@@ -20,6 +20,10 @@ export const unreproducible = Metric.counter("agentplane.runs.unreproducible", {
 export const reconciles = Metric.counter("agentplane.effects.reconciled", { incremental: true })
 export const budgetRefusals = Metric.counter("agentplane.budget.refusals", { incremental: true })
 export const compensations = Metric.counter("agentplane.saga.compensations", { incremental: true })
+export const denials = Metric.counter("agentplane.policy.denials", {
+  description: "effects and releases policy refused, by action",
+  incremental: true,
+})
 
 // One label array per set of labels, shared by the counters: each counter finds its registry
 // entry by the array's identity (a WeakMap of its own), so a fresh array each bump hashed a new
@@ -46,6 +50,7 @@ export const notReproduced = () => bump(unreproducible)
 export const reconciled = (verdict: string) => bump(reconciles, [["verdict", verdict]])
 export const refused = (limit: string) => bump(budgetRefusals, [["limit", limit]])
 export const compensated = (outcome: string) => bump(compensations, [["outcome", outcome]])
+export const denied = (action: string) => bump(denials, [["action", action]])
 
 /**
  * One structured line for a run that ended where a person may have to look: failed, compensated,

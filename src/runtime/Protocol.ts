@@ -19,7 +19,9 @@ import { type Json, Json as JsonSchema } from "../domain/Json.js"
 import * as JsonDiff from "../domain/JsonDiff.js"
 import * as Quota from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
+import type { PolicyDenied } from "../errors/PolicyError.js"
 import { NonDeterminism } from "../errors/RuntimeError.js"
+import * as Authorise from "./Authorise.js"
 import type { Call, EffectKind, Encoded } from "./EffectKind.js"
 import * as EffectKindM from "./EffectKind.js"
 import * as Execution from "./Execution.js"
@@ -29,7 +31,12 @@ import type * as Writer from "./Writer.js"
 
 type Exec = Execution.Execution
 
-/** Performs one effect at `ordinal` of the step; `announced`: the first attempt's announce was already committed with its group. */
+/**
+ * Performs one effect at `ordinal` of the step; `announced`: the first attempt's announce was
+ * already committed with its group (and decided with it). `own`: one of the runtime's own kinds,
+ * which policy does not decide (`Authorise`); a declared kind is decided before its announcement
+ * and may fail with `PolicyDenied`.
+ */
 export const perform = <A, I, E, R>(
   exec: Exec,
   at: Execution.At,
@@ -37,12 +44,17 @@ export const perform = <A, I, E, R>(
   kind: EffectKind<A, I, E, R>,
   args: I,
   announced = false,
-): Effect.Effect<A, E, R> =>
+  own = false,
+): Effect.Effect<A, E | PolicyDenied, R> =>
   Effect.gen(function* () {
     const argsJson = yield* encode(exec, kind.args, args, `arguments of ${kind.kind}`)
     const slot = History.slotOf(at.phase, at.step, ordinal)
     const keyOf = (attempt: number) =>
       EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt, kind: kind.kind, args: argsJson })
+    if (!own && !announced) {
+      const refusal = yield* decided(exec, at, slot, kind, argsJson, keyOf(1))
+      if (refusal !== undefined) return yield* Effect.fail(refusal)
+    }
     // The provider's dedup key is the same for every attempt of this effect and differs between
     // runs: the effect key alone would be shared by two runs making the same call at the same
     // place of one plan, and a provider would answer the second with the first's result.
@@ -72,6 +84,7 @@ export const perform = <A, I, E, R>(
             idempotencyKey,
             backoffMs,
             announced && attempt === 1,
+            own,
           ),
       })
       if (step._tag === "Answer") return step.value
@@ -104,6 +117,22 @@ export const performAll = (
 ): Effect.Effect<Array<unknown>, unknown, unknown> =>
   Effect.gen(function* () {
     const members = calls.map((c, i) => ({ call: c, ordinal: ordinals[i] as number }))
+    // Every member is decided before any is announced; the first refusal (in position order,
+    // replayed or new) fails the group with nothing of it announced.
+    for (const m of members) {
+      const argsJson = yield* encode(exec, m.call.kind.args, m.call.args, `arguments of ${m.call.kind.kind}`)
+      const key = EffectKey.derive({
+        step: at.step,
+        phase: at.phase,
+        ordinal: m.ordinal,
+        attempt: 1,
+        kind: m.call.kind.kind,
+        args: argsJson,
+      })
+      const slot = History.slotOf(at.phase, at.step, m.ordinal)
+      const refusal = yield* decided(exec, at, slot, m.call.kind, argsJson, key)
+      if (refusal !== undefined) return yield* Effect.fail(refusal)
+    }
     const batched = new Set<number>()
     const fresh = members.filter(
       (m) =>
@@ -128,7 +157,7 @@ export const performAll = (
           kind: m.call.kind.kind,
           args: argsJson,
         })
-        announcements.push(started(at, m.call.kind, m.ordinal, argsJson, key, 1, 0))
+        announcements.push(started(at, m.call.kind, m.ordinal, argsJson, key, 1, 0, outbound(exec, at, false)))
         count(exec, at, m.call.kind)
         batched.add(m.ordinal)
       }
@@ -140,6 +169,31 @@ export const performAll = (
       { concurrency: "unbounded" },
     )
   })
+
+/**
+ * The policy's answer for the first attempt at `slot` (`undefined`: go on). A refusal the journal
+ * holds is answered again without asking; an announcement the journal holds was allowed; only a
+ * slot the journal has not reached is decided, and never in Strict.
+ */
+const decided = (
+  exec: Exec,
+  at: Execution.At,
+  slot: string,
+  kind: EffectKindM.Any,
+  argsJson: Json,
+  key: EffectKey.EffectKey,
+): Effect.Effect<PolicyDenied | undefined> => {
+  const journaled = exec.history.denied.get(key)
+  if (journaled !== undefined) return Authorise.denied(exec, at, Authorise.fromRecord(journaled), key, true)
+  if (exec.mode === "strict" || Option.isSome(History.attemptAt(exec.history, slot, 1))) {
+    return Effect.succeed(undefined)
+  }
+  return Authorise.decide(exec, at, kind.kind, kind.mutates, argsJson, key)
+}
+
+/** The outbound label an announcement journals: the step's join for a declared kind, `internal` for the runtime's own. */
+const outbound = (exec: Exec, at: Execution.At, own: boolean): string =>
+  own ? "internal" : Authorise.flowOf(exec, at).label()
 
 // internal
 
@@ -326,6 +380,7 @@ const live = <A, I, E, R>(
   idempotencyKey: string,
   backoffMs: number,
   announced: boolean,
+  own: boolean,
 ): Effect.Effect<Step<A>, never, R> =>
   Effect.gen(function* () {
     if (exec.mode === "strict") {
@@ -335,7 +390,7 @@ const live = <A, I, E, R>(
     if (Option.isSome(exec.stop)) return yield* Effect.interrupt
     if (!announced) {
       yield* checkBudget(exec, at, "effect", kind.reserve(args))
-      const announcement = started(at, kind, ordinal, argsJson, key, attempt, backoffMs)
+      const announcement = started(at, kind, ordinal, argsJson, key, attempt, backoffMs, outbound(exec, at, own))
       count(exec, at, kind)
       // Durable before the act, reads included: a read is usually a model call, costly and slow,
       // and while it runs the run must exist, be visible and be recoverable (§7.11).
@@ -443,6 +498,7 @@ const started = (
   key: EffectKey.EffectKey,
   attempt: number,
   backoffMs: number,
+  label: string,
 ): Journal.Append =>
   new Journal.Append({
     case: at.case,
@@ -456,7 +512,7 @@ const started = (
       mutates: kind.mutates,
       attempt,
       backoff_ms: backoffMs,
-      outbound_label: "internal",
+      outbound_label: label,
     },
   })
 

@@ -13,6 +13,7 @@ import type { Decision, Task } from "../domain/Task.js"
 import type { TaskId } from "../domain/TaskId.js"
 import type { Tenant } from "../domain/Tenant.js"
 import type { AlreadyClaimed, Excluded, NotPending, TaskNotFound, WrongRole } from "../errors/ClaimError.js"
+import type { PolicyMissing } from "../errors/PolicyError.js"
 import type { Halted, QuotaUnavailable, SpentOut, TooManyRuns } from "../errors/QuotaError.js"
 import type {
   AdmissionConflict,
@@ -41,6 +42,7 @@ export type AdmissionError =
   | LeaseHeld
   | Crashed
   | AdmissionConflict
+  | PolicyMissing
 
 export type ResumeError = PlanContract | RunClosed | Writer.WriteError | LeaseHeld | Crashed
 
@@ -143,7 +145,11 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
   }
 >() {}
 
-/** The runtime over the stores, the registry of definitions and a calendar. */
+/**
+ * The runtime over the stores, the registry of definitions and a calendar. Its policy is the
+ * `PolicyEngine` in context; without one every effect would be denied, so it admits no run and
+ * says why (`PolicyMissing`, §7.12): provide a Cedar engine, or `PolicyEngine.allowAll` by choice.
+ */
 export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores.Stores | Registry | Calendar> =>
   Layer.scoped(
     Runtime,

@@ -1,5 +1,5 @@
 /**
- * How a runtime instance is set up (`Runtime.layer`): its lease owner and TTL, the policy bundle,
+ * How a runtime instance is set up (`Runtime.layer`): its lease owner and TTL,
  * the tenant quotas, and the test-only crash points and fakes.
  */
 import type { Effect } from "effect"
@@ -16,8 +16,6 @@ export interface Options {
    * boundary under its live owner: 2 is the shortest that holds.
    */
   readonly leaseTtlSecs?: number
-  /** The policy-bundle identity runs are admitted under; resume requires the same. Default `default`. */
-  readonly policyBundle?: string
   /** The tenant's ceilings; default unlimited. */
   readonly quota?: (tenant: string) => Quota.TenantQuota
   /** Tests only: stop an execution at a boundary as if the process died there. */

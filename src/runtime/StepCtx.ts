@@ -12,6 +12,7 @@ import type { Phase } from "../domain/Phase.js"
 import type { Decision, TaskSpec } from "../domain/Task.js"
 import type { TaskId } from "../domain/TaskId.js"
 import type { Timestamp } from "../domain/Time.js"
+import type { PolicyDenied } from "../errors/PolicyError.js"
 import type { CaseConflict, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
 import type { Call, EffectKind } from "./EffectKind.js"
 import type * as Waits from "./Wait.js"
@@ -30,12 +31,12 @@ export interface Service {
   readonly step: StepId
   readonly phase: Phase
   readonly case: Option.Option<CaseId>
-  /** Performs one declared effect: announce, act, record; replayed from the journal when it holds the outcome. A declared rejection fails with `E`. */
-  readonly perform: <A, I, E, R>(kind: EffectKind<A, I, E, R>, args: I) => Effect.Effect<A, E, R>
+  /** Performs one declared effect: decide, announce, act, record; replayed from the journal when it holds the outcome. A declared rejection fails with `E`, a refusal of policy with `PolicyDenied` (§7.12). */
+  readonly perform: <A, I, E, R>(kind: EffectKind<A, I, E, R>, args: I) => Effect.Effect<A, E | PolicyDenied, R>
   /** Performs several effects concurrently; ordinals are fixed by position, so replay matches whatever order they finished in. Mutating announcements share one commit. */
   readonly all: <const T extends ReadonlyArray<Call<unknown, unknown, unknown>>>(
     calls: T,
-  ) => Effect.Effect<Answers<T>, Rejections<T>, Needs<T>>
+  ) => Effect.Effect<Answers<T>, Rejections<T> | PolicyDenied, Needs<T>>
   /** The journaled clock (effect `clock.now`), whole seconds. */
   readonly now: Effect.Effect<Timestamp>
   /** Journaled randomness (effect `random.next`) in [0, 1). */
@@ -52,6 +53,12 @@ export interface Service {
   readonly meetDeadline: (name: string) => Effect.Effect<{ readonly from: DeadlineState }, NotFound>
   /** Effect `case.transition_deadline` to Cancelled, learning the prior state. */
   readonly cancelDeadline: (name: string) => Effect.Effect<{ readonly from: DeadlineState }, NotFound>
+  /**
+   * Declassifies `value` for the rest of the step (§7.12): effects after it no longer count it in
+   * their outbound label. Decided by policy (action `agentplane.release`) and journaled as
+   * `Released`; a refusal fails with `PolicyDenied`.
+   */
+  readonly release: (value: unknown, reason: string) => Effect.Effect<void, PolicyDenied>
   /** Journals a note (a `Note` record). */
   readonly note: (text: string) => Effect.Effect<void>
   /** Effect `event.await` (§7.6): the first event of `kind` on any key, found in the buffer or delivered later; the run suspends until then. The payload is untrusted. */

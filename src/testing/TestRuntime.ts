@@ -12,11 +12,18 @@ import * as MemoryBackend from "../layers/memory/MemoryBackend.js"
 import type { CrashPoint } from "../runtime/Execution.js"
 import * as RunDefinition from "../runtime/RunDefinition.js"
 import * as Runtime from "../runtime/Runtime.js"
+import * as PolicyEngine from "../services/PolicyEngine.js"
 import type * as Stores from "../services/Stores.js"
 
 export interface Options extends Runtime.Options {
   /** The stores; default a fresh memory backend. */
   readonly stores?: Layer.Layer<Stores.Stores, Backend>
+  /**
+   * The policy the runs' effects are decided by; default `PolicyEngine.allowAll`, the explicit
+   * choice of a test about what a definition does. A test of the policy itself gives its Cedar
+   * engine (`PolicyEngineCedar.layer`), or `PolicyEngine.denyAll` to see a run refused.
+   */
+  readonly policy?: Layer.Layer<PolicyEngine.PolicyEngine>
 }
 
 /** The runtime with `definitions` registered; the stores, registry and calendar are in the context too. */
@@ -33,7 +40,10 @@ export const layer = (
     Calendar.layerWallClock,
     options.stores ?? MemoryBackend.layer,
   )
-  return Layer.merge(Runtime.layer(options), registered).pipe(Layer.provideMerge(base))
+  return Layer.merge(Runtime.layer(options), registered).pipe(
+    Layer.provide(options.policy ?? PolicyEngine.allowAll),
+    Layer.provideMerge(base),
+  )
 }
 
 /** A crash predicate for `Options.crash`: stop the `nth` (from 1) time `kind` reaches `point`. */

@@ -7,7 +7,7 @@
  * state; `--tokens` refuses a tenant the table lacks.
  */
 import { randomUUID } from "node:crypto"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, type Layer } from "effect"
@@ -186,12 +186,17 @@ describe("agentplane sweep (postgres timeouts)", () => {
 })
 
 /** A run of the workload (`test/runtime-process/Workload.ts`) asleep on a timer due `secs` from now. */
-const startSleepingRun = async (store: string, acts: string, tenancy: Serving.Tenancy, secs: number) => {
-  const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", "test/runtime-process/Workload.ts"], {
-    AGENTPLANE_TOKENS_JSON: tenancy.tokensJson,
-    AGENTPLANE_POLICY_JSON: tenancy.policyJson,
-    WORKLOAD_ACTS: acts,
-  })
+const startSleepingRun = async (
+  store: string,
+  acts: string,
+  tenancy: Serving.Tenancy,
+  secs: number,
+  policy: string,
+) => {
+  const server = serve(
+    ["--store", store, "--addr", "127.0.0.1:0", "--runs", "test/runtime-process/Workload.ts", "--policy", policy],
+    { AGENTPLANE_TOKENS_JSON: tenancy.tokensJson, WORKLOAD_ACTS: acts },
+  )
   try {
     const base = await server.address
     const id = `sleep-${randomUUID().slice(0, 8)}`
@@ -237,24 +242,27 @@ for (const backend of [sqlite, postgres]) {
     }, async () => {
       const { store, drop } = await backend.make()
       const acts = join(tmpdir(), `sweep-acts-${randomUUID()}.jsonl`)
+      // One bundle for the routes and the runs, everything permitted: this test is about waking.
+      const policy = join(tmpdir(), `sweep-policy-${randomUUID()}.cedar`)
+      writeFileSync(policy, "permit (principal, action, resource);\n")
       try {
         const tenancy = Serving.tenancy("invoice-bot")
         const env = { WORKLOAD_ACTS: acts }
         const sweep = (...extra: ReadonlyArray<string>) =>
           cli(["sweep", "--store", store, "--tenant", tenancy.tenant, ...extra], env)
-        const asleep = await startSleepingRun(store, acts, tenancy, 2)
+        const asleep = await startSleepingRun(store, acts, tenancy, 2, policy)
         await dueBy(asleep.until)
-        // The cron line with the module `serve --runs` took: the timer fires and the run finishes.
-        const woken = await sweep("--runs", "test/runtime-process/Workload.ts")
+        // The cron line with the module and the bundle `serve` took: the timer fires and the run finishes.
+        const woken = await sweep("--runs", "test/runtime-process/Workload.ts", "--policy", policy)
         assert.strictEqual(woken.code, 0, woken.stderr)
         const fired = report(woken.stdout) as unknown as { timersFired: number; wakeFailures: number }
         assert.deepStrictEqual([fired.timersFired, fired.wakeFailures], [1, 0], woken.stdout)
         assert.deepStrictEqual(settledRuns(acts), [asleep.run])
 
         // Without the module the run's capability is not registered here: a wake failure, exit 2.
-        const stuck = await startSleepingRun(store, acts, tenancy, 2)
+        const stuck = await startSleepingRun(store, acts, tenancy, 2, policy)
         await dueBy(stuck.until)
-        const blind = await sweep()
+        const blind = await sweep("--policy", policy)
         assert.strictEqual(blind.code, 2, blind.stderr)
         // Exactly one JSON document on standard output, whatever was logged: `sweep | jq .` parses.
         assert.strictEqual((report(blind.stdout) as unknown as { wakeFailures: number }).wakeFailures, 1)
@@ -272,8 +280,17 @@ for (const backend of [sqlite, postgres]) {
           blind.stderr,
         )
         assert.deepStrictEqual(settledRuns(acts), [asleep.run])
+        // With the module but not the bundle the run was admitted under, its Resume is refused
+        // (another policy would decide its next effects): a wake failure again, nothing acts.
+        const unpoliced = await startSleepingRun(store, acts, tenancy, 2, policy)
+        await dueBy(unpoliced.until)
+        const unruled = await sweep("--runs", "test/runtime-process/Workload.ts")
+        assert.strictEqual(unruled.code, 2, unruled.stderr)
+        assert.strictEqual((report(unruled.stdout) as unknown as { wakeFailures: number }).wakeFailures, 1)
+        assert.deepStrictEqual(settledRuns(acts), [asleep.run])
       } finally {
         rmSync(acts, { force: true })
+        rmSync(policy, { force: true })
         await drop()
       }
     })

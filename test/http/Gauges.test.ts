@@ -5,12 +5,13 @@
  * last or name tenants.
  */
 import { describe, layer } from "@effect/vitest"
-import { Effect, Metric, Option } from "effect"
+import { Effect, Layer, Metric, Option } from "effect"
 import * as Sweep from "../../src/cli/Sweep.js"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Time from "../../src/domain/Time.js"
 import * as Server from "../../src/http/Server.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
+import * as PolicyEngine from "../../src/services/PolicyEngine.js"
 import { assert } from "../support/Assert.js"
 import * as Http from "../support/Http.js"
 
@@ -32,10 +33,14 @@ for (const backend of Http.backends()) {
             yield* f.inTenant(Effect.all([openCase(1), openCase(2)]))
             yield* f.inTenant(openCase(3), f.otherTenant)
             const tagged = (t: string) => Metric.tagged(Sweep.gauges.openCases, "tenant", t)
-            const a = yield* Sweep.tick(f.tenant, 86_400, true).pipe(Effect.provide(Server.layerRuntime({})))
+            const a = yield* Sweep.tick(f.tenant, 86_400, true).pipe(
+              Effect.provide(Server.layerRuntime({}).pipe(Layer.provide(PolicyEngine.allowAll))),
+            )
             assert.strictEqual(a.census.openCases, 2)
             assert.strictEqual((yield* Metric.value(tagged(f.tenant))).value, 2)
-            const b = yield* Sweep.tick(f.otherTenant, 86_400, true).pipe(Effect.provide(Server.layerRuntime({})))
+            const b = yield* Sweep.tick(f.otherTenant, 86_400, true).pipe(
+              Effect.provide(Server.layerRuntime({}).pipe(Layer.provide(PolicyEngine.allowAll))),
+            )
             assert.strictEqual(b.census.openCases, 1)
             // Tenant A's labelled gauge keeps its own value.
             assert.deepStrictEqual(
@@ -43,7 +48,9 @@ for (const backend of Http.backends()) {
               [2, 1],
             )
             // Compared with this tick's own census: an age read one tick earlier may be a second younger.
-            const c = yield* Sweep.tick(f.otherTenant, 86_400, false).pipe(Effect.provide(Server.layerRuntime({})))
+            const c = yield* Sweep.tick(f.otherTenant, 86_400, false).pipe(
+              Effect.provide(Server.layerRuntime({}).pipe(Layer.provide(PolicyEngine.allowAll))),
+            )
             assert.strictEqual((yield* Metric.value(Sweep.gauges.openCases)).value, 1)
             const oldest = (yield* Metric.value(Sweep.gauges.oldestCaseAge)).value
             assert.strictEqual(

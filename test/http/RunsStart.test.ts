@@ -21,6 +21,7 @@ import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import { Runtime } from "../../src/runtime/Runtime.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
+import * as PolicyEngine from "../../src/services/PolicyEngine.js"
 import type * as Stores from "../../src/services/Stores.js"
 import { assert } from "../support/Assert.js"
 import * as Backend from "../support/Backend.js"
@@ -71,6 +72,7 @@ const serving = <A, E>(body: (s: Served) => Effect.Effect<A, E, Stores.Stores>) 
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(Policy.layerJson(JSON.stringify(Http.policy), "test")),
+        Layer.provide(PolicyEngine.allowAll),
         Layer.provide(Layer.effectContext(Effect.context<Stores.Stores>())),
       )
       const context = yield* Layer.build(server)

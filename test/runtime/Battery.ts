@@ -12,6 +12,7 @@ import * as CaseState from "./CaseState.js"
 import * as ConclusionLogs from "./ConclusionLogs.js"
 import * as Crash from "./Crash.js"
 import * as Decide from "./Decide.js"
+import * as Policy from "./Policy.js"
 import * as Property from "./Property.js"
 import * as Protocol from "./Protocol.js"
 import * as Races from "./Races.js"
@@ -50,6 +51,7 @@ export const suite = (backend: Backend.Backend) =>
     CaseState.suite(backend)
     Races.suite(backend)
     Property.suite(backend)
+    Policy.suite(backend)
     Reconcile.suite(backend)
     Waits.suite(backend)
     Worklist.suite(backend)

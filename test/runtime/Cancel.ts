@@ -3,11 +3,13 @@
  * step boundary with `RunCancelled`, unwinds and is sealed `cancelled`; a request found after
  * the last step is ignored.
  */
+
 import { describe, it } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
 import { expect } from "vitest"
 import * as Run from "../../src/domain/Run.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
+import type { PolicyDenied } from "../../src/errors/PolicyError.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
@@ -28,7 +30,7 @@ const kit = () => {
   const undo = Support.counting(counter, "cancel.undo", { mutates: true })
   /** A compensatable step doing one `work`; `also` runs after it inside the body. */
   const step = (name: string, n: number, also: Effect.Effect<void, never, Needs> = Effect.void) =>
-    Step.make<unknown, number, never, JournalStore | Tenant>({
+    Step.make<unknown, number, PolicyDenied, JournalStore | Tenant>({
       name,
       role: Step.compensatable(() =>
         Effect.gen(function* () {
@@ -130,7 +132,7 @@ export const suite = (backend: Backend.Backend) =>
         // Step two asks for its own cancellation before it acts: its boundary is checked in the
         // commit that would announce its act, not by a read before its body, and that commit is
         // refused, so nothing of step two is journaled but the cancellation standing in its place.
-        const asking = Step.make<unknown, number, never, JournalStore | Tenant>({
+        const asking = Step.make<unknown, number, PolicyDenied, JournalStore | Tenant>({
           name: "two",
           body: () =>
             Effect.gen(function* () {
@@ -163,7 +165,7 @@ export const suite = (backend: Backend.Backend) =>
         // Pure steps commit nothing until the conclusion, whose commit carries their boundaries:
         // refused there, the run is cancelled at the last one, and what finished before it unwinds.
         const pure = (name: string, body: Effect.Effect<number, never, Needs>) =>
-          Step.make<unknown, number, never, JournalStore | Tenant>({
+          Step.make<unknown, number, PolicyDenied, JournalStore | Tenant>({
             name,
             role: Step.compensatable(() => Effect.sync(() => k.undone.push(name))),
             body: () => body,

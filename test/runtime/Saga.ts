@@ -2,12 +2,14 @@
  * §7.3 sagas: the unwind of a failed run, last-finished-first, stopped by a Pivot or a mutating
  * Undeclared step, in phase `compensating`, exempt from the budget, and the conclusion of §7.11.
  */
+
 import { describe, it } from "@effect/vitest"
 import { Deferred, Effect, FiberId, Option, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import * as EffectKey from "../../src/domain/EffectKey.js"
 import { StepId } from "../../src/domain/Ids.js"
 import * as Run from "../../src/domain/Run.js"
+import type { PolicyDenied } from "../../src/errors/PolicyError.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
@@ -48,7 +50,10 @@ const kit = () => {
           return (yield* cx.perform(work, { n })).n
         }),
     })
-  const failing = Step.make<Input, number, string>({ name: "fail", body: () => Effect.fail("the step gave up") })
+  const failing = Step.make<Input, number, string | PolicyDenied>({
+    name: "fail",
+    body: () => Effect.fail("the step gave up"),
+  })
   return { counter, undone, work, undo, read, compensatable, failing }
 }
 
@@ -131,7 +136,7 @@ export const suite = (backend: Backend.Backend) =>
         const order: { current: "cba" | "abc" } = { current: "cba" }
         const { group, reset } = forcedGroup(k, order)
         const boom = Support.counting(k.counter, "saga.boom", { mutates: true, recovery: Run.Recovery.Retry() })
-        const failing = Step.make<Input, number, string>({
+        const failing = Step.make<Input, number, string | PolicyDenied>({
           name: "fail",
           body: () =>
             Effect.gen(function* () {
@@ -277,7 +282,7 @@ export const suite = (backend: Backend.Backend) =>
 
       it.live("compensation is exempt from the budget: a run at its effects ceiling still compensates", () => {
         const k = kit()
-        const spending = Step.make<Input, number, string>({
+        const spending = Step.make<Input, number, string | PolicyDenied>({
           name: "spending",
           body: () =>
             Effect.gen(function* () {

@@ -21,10 +21,16 @@ import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
+import * as PolicyEngine from "../../src/services/PolicyEngine.js"
 import { QuotaStore } from "../../src/services/QuotaStore.js"
 import type * as Stores from "../../src/services/Stores.js"
 import type * as Backend from "../support/Backend.js"
 import * as Witness from "./Witness.js"
+
+/** The runtime's options, and the policy its runs are decided by (default `PolicyEngine.allowAll`). */
+export interface Options extends Runtime.Options {
+  readonly policy?: Layer.Layer<PolicyEngine.PolicyEngine>
+}
 
 export type Services = Runtime.Runtime | Stores.Stores | RunDefinition.Registry | Calendar.Calendar
 
@@ -35,7 +41,7 @@ export type Services = Runtime.Runtime | Stores.Stores | RunDefinition.Registry 
 export const runtime = (
   backend: Backend.Backend,
   definitions: ReadonlyArray<RunDefinition.Any>,
-  options: Runtime.Options = {},
+  options: Options = {},
   needs: Layer.Layer<never> | Layer.Layer<unknown> = Layer.empty,
 ): Layer.Layer<Services, BackendError> => {
   const registered = Layer.mergeAll(
@@ -48,6 +54,7 @@ export const runtime = (
   )
   const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, Witness.noting(backend.layer))
   return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(
+    Layer.provide(options.policy ?? PolicyEngine.allowAll),
     Layer.provideMerge(base),
     Layer.provideMerge(Witness.tracing),
   )
@@ -105,7 +112,7 @@ export const counting = (
 export const runtimeOver = (
   stores: Layer.Layer<Stores.Stores, BackendError>,
   definitions: ReadonlyArray<RunDefinition.Any>,
-  options: Runtime.Options = {},
+  options: Options = {},
 ): Layer.Layer<Services, BackendError> => {
   const registered = Layer.mergeAll(
     Layer.empty,
@@ -113,6 +120,7 @@ export const runtimeOver = (
   )
   const base = Layer.mergeAll(RunDefinition.layerRegistry, Calendar.layerWallClock, Witness.noting(stores))
   return Layer.merge(Runtime.layer({ leaseTtlSecs: 30, ...options }), registered).pipe(
+    Layer.provide(options.policy ?? PolicyEngine.allowAll),
     Layer.provideMerge(base),
     Layer.provideMerge(Witness.tracing),
   )

@@ -17,6 +17,7 @@ import * as Readiness from "../../src/http/Readiness.js"
 import * as Server from "../../src/http/Server.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import { Runtime } from "../../src/runtime/Runtime.js"
+import * as PolicyEngine from "../../src/services/PolicyEngine.js"
 import type * as Stores from "../../src/services/Stores.js"
 import * as Backend from "./Backend.js"
 
@@ -149,6 +150,8 @@ export const withServer = <A, E, R>(
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(Policy.layerJson(JSON.stringify(policy), "test")),
+        // The runs the routes start are decided by a policy of their own (§7.12): here, all allowed.
+        Layer.provide(PolicyEngine.allowAll),
         Layer.provide(options.stores ?? Layer.effectContext(Effect.context<Stores.Stores>())),
       )
       const context = yield* Layer.build(server)
