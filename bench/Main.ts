@@ -3,7 +3,8 @@
  * SQLite, then the growth reads, then the results section of BENCHMARKS.md rewritten. Runs in a
  * throwaway database and file of its own, removed at the end, on error and on Ctrl-C. `--peers`
  * adds the peer cell (agentplane against DBOS Transact, `bench/Peers.ts`), whose DBOS system
- * tables live in a second throwaway database, removed likewise.
+ * tables live in a second throwaway database, removed likewise. `--policy` adds the cost of deciding
+ * every effect with Cedar (`bench/PolicyCost.ts`).
  */
 import { readFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
@@ -14,6 +15,7 @@ import * as Databases from "./Databases.js"
 import * as Growth from "./Growth.js"
 import { load, speedCheck } from "./Machine.js"
 import * as Peers from "./Peers.js"
+import * as PolicyCost from "./PolicyCost.js"
 import * as Report from "./Report.js"
 import * as RuntimeBench from "./Runtime.js"
 import * as Throughput from "./Throughput.js"
@@ -25,6 +27,7 @@ const main = async () => {
   const skipThroughput = args.includes("--no-throughput")
   const skipRuntime = args.includes("--no-runtime")
   const peers = args.includes("--peers")
+  const policy = args.includes("--policy")
   const log = (line: string) => process.stdout.write(`${line}\n`)
   const started = performance.now()
   const loadAtStart = load()
@@ -56,6 +59,7 @@ const main = async () => {
         })
     const runtime = skipRuntime ? undefined : await RuntimeBench.run(db, { quick, log })
     const peer = dbosDb === undefined ? undefined : await Peers.run(db, dbosDb, { quick, rounds: quick ? 3 : 5, log })
+    const policyCost = policy ? await PolicyCost.run(db, { quick, log }) : undefined
     const seconds = (performance.now() - started) / 1000
     const env: Report.Environment = {
       date: new Date().toISOString().slice(0, 16).replace("T", " "),
@@ -93,6 +97,11 @@ const main = async () => {
         peer,
       )
       Report.write(path, section, Report.PEERS_START, Report.PEERS_END)
+      sections.push(section)
+    }
+    if (policyCost !== undefined) {
+      const section = Report.renderPolicy(env, policyCost)
+      Report.write(path, section, Report.POLICY_START, Report.POLICY_END)
       sections.push(section)
     }
     log(`\nbench: ${path} rewritten in ${seconds.toFixed(0)} s\n`)

@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import type * as Growth from "./Growth.js"
 import type { Figures } from "./Harness.js"
 import * as Peers from "./Peers.js"
+import type * as PolicyCost from "./PolicyCost.js"
 import * as RuntimeBench from "./Runtime.js"
 import type * as Throughput from "./Throughput.js"
 
@@ -17,6 +18,11 @@ export const RUNTIME_END = "<!-- bench:runtime:end -->"
 /** The peer cell (`--peers`) likewise. */
 export const PEERS_START = "<!-- bench:peers:start -->"
 export const PEERS_END = "<!-- bench:peers:end -->"
+/** The policy cost (`--policy`) likewise. */
+export const POLICY_START = "<!-- bench:policy:start -->"
+export const POLICY_END = "<!-- bench:policy:end -->"
+/** Issue 34's bar: Cedar deciding every effect costs at most this share more client CPU per run than `allowAll`. */
+export const POLICY_TARGET = 1.1
 
 /** The throughput target (issue 15): every store operation at concurrency 16 on pg reaches this share of its ceiling. */
 export const RATIO_TARGET = 0.85
@@ -151,6 +157,20 @@ export const renderPeers = (env: Environment, peers: Peers.Results): string => {
   if (peers.rounds.every((r) => r.loaded)) lines.push("| quiet (0) | – | no round was quiet | | | | | | | | |")
   return lines.join("\n")
 }
+
+/** The policy cost table: client CPU per two-effect run, `allowAll` against a Cedar bundle that permits everything, per round. */
+export const renderPolicy = (env: Environment, result: PolicyCost.Result): string =>
+  [
+    ...header(env),
+    `The keyed two-effect run on PostgreSQL at concurrency ${result.concurrency}, ${result.runs} runs per side per round, the sides interleaved in one process. Client CPU per run (µs):`,
+    "",
+    "| round | `PolicyEngine.allowAll` | Cedar, permit all | Cedar / allowAll |",
+    "|--:|--:|--:|--:|",
+    ...result.rounds.map(
+      (r, i) => `| ${i + 1} | ${r.allowAllUs.toFixed(0)} | ${r.cedarUs.toFixed(0)} | ${r.ratio.toFixed(2)} |`,
+    ),
+    `| **median** | | | **${result.ratio.toFixed(2)}** (bar ≤ ${POLICY_TARGET.toFixed(2)}: ${result.ratio <= POLICY_TARGET ? "met" : "**not met**"}) |`,
+  ].join("\n")
 
 /** Replaces the section between the markers in `path` (appending the markers if absent). */
 export const write = (path: string, section: string, start = START, end = END): void => {
