@@ -19,8 +19,8 @@
  * and a policy that had to permit `clock.now` to let anything run would be noise; what reaches the
  * world is the declared kinds (tools, models, a refund), and those are decided.
  *
- * Decision: `RequireApproval` is answered as a refusal naming the roles that could approve, until
- * approval tasks are built: it fails closed rather than acting without the approval it asked for.
+ * `RequireApproval` turns the effect into a four-eyes task the step waits on (`Approval`); a group
+ * (`cx.all`) or a release cannot wait on a person, so there it is refused, saying so.
  */
 import { Effect, Option } from "effect"
 import * as Canonical from "../domain/Canonical.js"
@@ -76,9 +76,17 @@ export const flowOf = (exec: Execution.Execution, at: Execution.At): Flow.Flow =
 export const resourceText = (exec: Execution.Execution): string =>
   Option.match(exec.case, { onNone: () => `run:${exec.run}`, onSome: (c) => `case:${c}` })
 
+/** The policy wants a person to approve the effect first (`Approval`). */
+export interface ApprovalWanted {
+  readonly _tag: "ApprovalWanted"
+  readonly roles: ReadonlyArray<string>
+  readonly reason: string
+}
+
 /**
  * Decides one effect before its announcement; `undefined` is Allow. A refusal is staged and
- * counted here, and answered as the error the step receives.
+ * counted here, and answered as the error the step receives; an approval is the caller's to
+ * wait for.
  */
 export const decide = (
   exec: Execution.Execution,
@@ -87,7 +95,7 @@ export const decide = (
   mutates: boolean,
   args: Json,
   key: EffectKey.EffectKey | undefined,
-): Effect.Effect<PolicyDenied | undefined> => {
+): Effect.Effect<PolicyDenied | ApprovalWanted | undefined> => {
   if (exec.policy.allowsAll) return Effect.succeed(undefined)
   const flow = flowOf(exec, at)
   const resource: Resource = Option.match(exec.case, {
@@ -110,17 +118,16 @@ export const decide = (
     Effect.catchAll((error) =>
       Execution.halt(exec, Execution.Stop.Contract({ detail: `${error.message}; nothing was performed` })),
     ),
-    Effect.flatMap((decision) => {
+    Effect.flatMap((decision): Effect.Effect<PolicyDenied | ApprovalWanted | undefined> => {
       if (decision._tag === "Allow") {
         return exec.crash("after_decide", action, 1)
           ? Execution.halt(exec, Execution.Stop.Crash({ point: "after_decide" }))
           : Effect.succeed(undefined)
       }
-      const reason =
-        decision._tag === "Deny"
-          ? decision.reason
-          : `needs approval by ${decision.roles.join(" or ")} (${decision.reason}); approval tasks are not built, so it is refused`
-      return denied(exec, at, new PolicyDenied({ action, resource: resourceText(exec), reason }), key)
+      if (decision._tag === "RequireApproval") {
+        return Effect.succeed({ _tag: "ApprovalWanted", roles: decision.roles, reason: decision.reason })
+      }
+      return denied(exec, at, new PolicyDenied({ action, resource: resourceText(exec), reason: decision.reason }), key)
     }),
   )
 }
@@ -199,8 +206,16 @@ export const release = (
     const labels = flow.releasable(value, sameValue)
     return Effect.flatMap(
       decide(exec, at, RELEASE, false, { reason, value_digest: digest, labels: [...labels] }, key),
-      (refusal) => {
-        if (refusal !== undefined) return Effect.fail(refusal)
+      (verdict) => {
+        // A release does not wait for a person: one the policy wants approved is refused, saying so.
+        if (verdict?._tag === "ApprovalWanted") {
+          const reason = `needs approval by ${verdict.roles.join(" or ")} (${verdict.reason}); a release does not wait for a task`
+          return Effect.flatMap(
+            denied(exec, at, new PolicyDenied({ action: RELEASE, resource: resourceText(exec), reason }), key),
+            Effect.fail,
+          )
+        }
+        if (verdict !== undefined) return Effect.fail(verdict)
         flow.release(value, sameValue)
         exec.writer.stage(
           new Journal.Append(

@@ -54,6 +54,8 @@ export interface History {
   readonly mutated: ReadonlySet<number>
   /** Refusals by the effect key of the attempt policy refused (§7.12): replayed without asking again. */
   readonly denied: ReadonlyMap<EffectKey, Extract<Journal.Kind, { kind: "PolicyDenied" }>>
+  /** The approvals policy asked for, by the effect key they gate: the text of their keyed `Note` (`Approval`). */
+  readonly approvals: ReadonlyMap<EffectKey, string>
   /** The keys of the releases the journal holds (`Released`, §7.12): replayed without asking again. */
   readonly released: ReadonlySet<EffectKey>
   /** The latest conclusion, if any. */
@@ -89,6 +91,7 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
   const mutated = new Set<number>()
   const denied = new Map<EffectKey, Extract<Journal.Kind, { kind: "PolicyDenied" }>>()
   const released = new Set<EffectKey>()
+  const approvals = new Map<EffectKey, string>()
   let admitted: History["admitted"] = Option.none()
   let frozen: History["frozen"] = Option.none()
   let concluded: History["concluded"] = Option.none()
@@ -105,6 +108,10 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     }
     if (k.kind === "PolicyDenied" && Option.isSome(record.effectKey)) {
       denied.set(record.effectKey.value, k)
+      continue
+    }
+    if (k.kind === "Note" && Option.isSome(record.effectKey)) {
+      approvals.set(record.effectKey.value, k.text)
       continue
     }
     if (k.kind === "Released" && Option.isSome(record.effectKey)) {
@@ -167,6 +174,7 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     mutated,
     denied,
     released,
+    approvals,
     concluded,
     raised,
     head: last === undefined ? { seq: 0, hash: ZERO_HASH } : { seq: last.seq, hash: last.hash },

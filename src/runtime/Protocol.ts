@@ -19,8 +19,9 @@ import { type Json, Json as JsonSchema } from "../domain/Json.js"
 import * as JsonDiff from "../domain/JsonDiff.js"
 import * as Quota from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
-import type { PolicyDenied } from "../errors/PolicyError.js"
+import { PolicyDenied } from "../errors/PolicyError.js"
 import { NonDeterminism } from "../errors/RuntimeError.js"
+import * as Approval from "./Approval.js"
 import * as Authorise from "./Authorise.js"
 import type { Call, EffectKind, Encoded } from "./EffectKind.js"
 import * as EffectKindM from "./EffectKind.js"
@@ -52,7 +53,7 @@ export const perform = <A, I, E, R>(
     const keyOf = (attempt: number) =>
       EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt, kind: kind.kind, args: argsJson })
     if (!own && !announced) {
-      const refusal = yield* decided(exec, at, slot, kind, argsJson, keyOf(1))
+      const refusal = yield* decided(exec, at, slot, ordinal, kind, argsJson, keyOf(1), false)
       if (refusal !== undefined) return yield* Effect.fail(refusal)
     }
     // The provider's dedup key is the same for every attempt of this effect and differs between
@@ -130,7 +131,7 @@ export const performAll = (
         args: argsJson,
       })
       const slot = History.slotOf(at.phase, at.step, m.ordinal)
-      const refusal = yield* decided(exec, at, slot, m.call.kind, argsJson, key)
+      const refusal = yield* decided(exec, at, slot, m.ordinal, m.call.kind, argsJson, key, true)
       if (refusal !== undefined) return yield* Effect.fail(refusal)
     }
     const batched = new Set<number>()
@@ -172,24 +173,59 @@ export const performAll = (
 
 /**
  * The policy's answer for the first attempt at `slot` (`undefined`: go on). A refusal the journal
- * holds is answered again without asking; an announcement the journal holds was allowed; only a
- * slot the journal has not reached is decided, and never in Strict.
+ * holds is answered again without asking, an approval it holds is waited for (or replayed) without
+ * asking; an announcement it holds was allowed; only a slot the journal has not reached is decided,
+ * and never in Strict. A member of a group (`inGroup`) cannot wait on a person: an approval there is
+ * refused.
  */
 const decided = (
   exec: Exec,
   at: Execution.At,
   slot: string,
+  ordinal: number,
   kind: EffectKindM.Any,
   argsJson: Json,
   key: EffectKey.EffectKey,
+  inGroup: boolean,
 ): Effect.Effect<PolicyDenied | undefined> => {
   const journaled = exec.history.denied.get(key)
   if (journaled !== undefined) return Authorise.denied(exec, at, Authorise.fromRecord(journaled), key, true)
+  const approval = Approval.journaled(exec, key)
+  if (approval !== undefined) return approve(exec, at, ordinal, kind, argsJson, key, approval, true)
   if (exec.mode === "strict" || Option.isSome(History.attemptAt(exec.history, slot, 1))) {
     return Effect.succeed(undefined)
   }
-  return Authorise.decide(exec, at, kind.kind, kind.mutates, argsJson, key)
+  return Effect.flatMap(Authorise.decide(exec, at, kind.kind, kind.mutates, argsJson, key), (verdict) => {
+    if (verdict?._tag !== "ApprovalWanted") return Effect.succeed(verdict)
+    if (!inGroup) return approve(exec, at, ordinal, kind, argsJson, key, verdict, false)
+    const reason = `needs approval by ${verdict.roles.join(" or ")} (${verdict.reason}); a member of cx.all does not wait for a task`
+    return Authorise.denied(
+      exec,
+      at,
+      new PolicyDenied({ action: kind.kind, resource: Authorise.resourceText(exec), reason }),
+      key,
+    )
+  })
 }
+
+/** Waits for the approval; the step's fiber holds the runtime's services (`Driver.fiberExit`), which the task needs. */
+const approve = (
+  exec: Exec,
+  at: Execution.At,
+  ordinal: number,
+  kind: EffectKindM.Any,
+  argsJson: Json,
+  key: EffectKey.EffectKey,
+  wanted: Approval.Wanted,
+  replayed: boolean,
+): Effect.Effect<PolicyDenied | undefined> =>
+  Approval.awaitApproval(
+    exec,
+    at,
+    ordinal,
+    { roles: wanted.roles, reason: wanted.reason, action: kind.kind, args: argsJson, key },
+    replayed,
+  ) as Effect.Effect<PolicyDenied | undefined>
 
 /** The outbound label an announcement journals: the step's join for a declared kind, `internal` for the runtime's own. */
 const outbound = (exec: Exec, at: Execution.At, own: boolean): string =>

@@ -15,6 +15,7 @@ import * as Digest from "../../src/domain/Digest.js"
 import { InboundEvent } from "../../src/domain/Event.js"
 import type { PolicyRequest } from "../../src/domain/PolicyRequest.js"
 import * as Run from "../../src/domain/Run.js"
+import { Decision as TaskDecision } from "../../src/domain/Task.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
 import type { PolicyDenied } from "../../src/errors/PolicyError.js"
 import * as PolicyEngineCedar from "../../src/layers/PolicyEngineCedar.js"
@@ -25,6 +26,7 @@ import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
 import * as PolicyEngine from "../../src/services/PolicyEngine.js"
+import { TaskStore } from "../../src/services/TaskStore.js"
 import * as Backend from "../support/Backend.js"
 import * as Support from "./Support.js"
 
@@ -234,6 +236,26 @@ const expected = (p: PolicyPlan): { readonly acted: number; readonly denied: num
   }
   return { acted, denied }
 }
+
+/** One step in a case: a send the step does not handle a refusal of. */
+const sendInCase = (capability: string, k: ReturnType<typeof kinds>) =>
+  RunDefinition.make({
+    capability,
+    input: Input,
+    output: Schema.String,
+    plan: [
+      Step.make<{ readonly to: string }, string, PolicyDenied>({
+        name: "send",
+        body: ({ to }) => Effect.flatMap(StepCtx, (cx) => cx.perform(k.send, { to })),
+      }),
+    ],
+  })
+
+const by = (actor: string, approved: boolean) =>
+  new TaskDecision({ approved, actor, reason: "checked", amendment: null })
+
+const descriptorKind = (r: { readonly kind: { readonly descriptor: unknown } }) =>
+  (r.kind.descriptor as { readonly kind: string }).kind
 
 const order = (value: string) => CorrelationKey.make("mail", value)
 
@@ -625,17 +647,112 @@ export const suite = (backend: Backend.Backend) =>
       },
     )
 
-    it.live("RequireApproval fails closed: journaled as a refusal naming the roles that could approve", () => {
+    it.live(
+      "RequireApproval: a four-eyes task the step waits on; approved, the effect acts once; Strict replay asks no engine",
+      () => {
+        const counter = new Support.Counter()
+        const k = kinds(counter)
+        const def = sendInCase("policy.approve", k)
+        const { engine, calls } = counted(
+          recording(() =>
+            Decision.RequireApproval({ roles: ["reviewer"], reason: "a send needs a second pair of eyes" }),
+          ).engine,
+        )
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const first = yield* rt.runCorrelated(def, Run.labeled({ to: "ann" }, "api:bot"), "mail", [order("approve")])
+          expect(first.status._tag).toBe("Suspended")
+          expect(counter.get("policy.send")).toBe(0)
+          const [task] = yield* Effect.flatMap(TaskStore, (t) => t.forCase(Option.getOrThrow(first.case)))
+          expect(task?.candidateRoles).toEqual(["reviewer"])
+          // Whoever admitted the run may not approve its act.
+          expect(task?.excludedActors).toEqual(["api:bot", "bot"])
+          expect(task?.justification.proposedAction).toEqual({
+            kind: "policy.send",
+            args: { to: "ann" },
+            outbound_label: "trusted",
+          })
+          const refused = yield* Effect.flip(rt.decideTask(task?.id as never, by("bot", true), ["reviewer"]))
+          expect(refused._tag).toBe("Excluded")
+          yield* rt.decideTask(task?.id as never, by("alice", true), ["reviewer"])
+          yield* rt.idle
+          expect(counter.get("policy.send")).toBe(1)
+          expect(yield* Support.concludedAs(first.run, "succeeded")).toBe(true)
+          // Decided once, live; the wake-up read the journaled approval instead of asking.
+          expect(calls.n).toBe(1)
+          const report = yield* rt.replay(first.run)
+          expect(report.reproduced).toBe(true)
+          expect(calls.n).toBe(1)
+        }).pipe(Support.on(Support.runtime(backend, [def], { policy: withEngine(engine) })), Backend.asFreshTenant)
+      },
+    )
+
+    it.live("RequireApproval refused by the reviewer: PolicyDenied naming who refused, and nothing acts", () => {
       const counter = new Support.Counter()
-      const def = sendOnly("policy.approval", kinds(counter))
-      const { engine } = recording(() => Decision.RequireApproval({ roles: ["reviewer"], reason: "large refund" }))
+      const k = kinds(counter)
+      const def = sendInCase("policy.refuse", k)
+      const { engine } = recording(() => Decision.RequireApproval({ roles: ["reviewer"], reason: "needs eyes" }))
       return Effect.gen(function* () {
-        const failed = yield* admit(def, "x", "operator")
+        const rt = yield* Runtime.Runtime
+        const first = yield* rt.runCorrelated(def, Run.labeled({ to: "ann" }, "operator"), "mail", [order("refuse")])
+        expect(first.status._tag).toBe("Suspended")
+        const [task] = yield* Effect.flatMap(TaskStore, (t) => t.forCase(Option.getOrThrow(first.case)))
+        yield* rt.decideTask(task?.id as never, by("alice", false), ["reviewer"])
+        yield* rt.idle
+        expect(counter.get("policy.send")).toBe(0)
+        const records = yield* Support.journalOf(first.run)
+        expect(Support.recordsOfKind(records, "PolicyDenied").map((r) => r.kind.reason)).toEqual([
+          "alice did not approve it: checked",
+        ])
+        expect(Support.recordsOfKind(records, "EffectStarted").some((r) => descriptorKind(r) === "policy.send")).toBe(
+          false,
+        )
+      }).pipe(Support.on(Support.runtime(backend, [def], { policy: withEngine(engine) })), Backend.asFreshTenant)
+    })
+
+    it.live("RequireApproval in a run without a case, or in cx.all, is refused: nobody can be asked there", () => {
+      const counter = new Support.Counter()
+      const k = kinds(counter)
+      const alone = sendOnly("policy.approval.nocase", k)
+      const group = RunDefinition.make({
+        capability: "policy.approval.group",
+        input: Input,
+        output: Schema.Unknown,
+        plan: [
+          Step.make<{ readonly to: string }, unknown, PolicyDenied>({
+            name: "both",
+            body: ({ to }) =>
+              Effect.flatMap(StepCtx, (cx) =>
+                cx.all([EffectKind.call(k.send, { to: `${to}-1` }), EffectKind.call(k.send, { to: `${to}-2` })]),
+              ),
+          }),
+        ],
+      })
+      const { engine } = recording(() => Decision.RequireApproval({ roles: ["reviewer"], reason: "large" }))
+      return Effect.gen(function* () {
+        const failed = yield* admit(alone, "x", "operator")
         expect(failed.status._tag).toBe("Failed")
         expect(counter.get("policy.send")).toBe(0)
         const [denied] = Support.recordsOfKind(yield* Support.journalOf(failed.run), "PolicyDenied")
-        expect(denied?.kind.reason).toContain("needs approval by reviewer (large refund)")
-      }).pipe(Support.on(Support.runtime(backend, [def], { policy: recordingLayer(engine) })), Backend.asFreshTenant)
+        expect(denied?.kind.reason).toBe(
+          "needs approval by reviewer (large), and a run without a case cannot hold the task",
+        )
+        const grouped = yield* Effect.flatMap(Runtime.Runtime, (rt) =>
+          rt.runCorrelated(group, Run.labeled({ to: "x" }, "operator"), "mail", [order("group")]),
+        )
+        expect(grouped.status._tag).toBe("Failed")
+        expect(counter.get("policy.send")).toBe(0)
+        const records = yield* Support.journalOf(grouped.run)
+        expect(Support.recordsOfKind(records, "PolicyDenied").map((r) => r.kind.reason)).toEqual([
+          "needs approval by reviewer (large); a member of cx.all does not wait for a task",
+        ])
+        expect(Support.recordsOfKind(records, "EffectStarted").some((r) => descriptorKind(r) === "policy.send")).toBe(
+          false,
+        )
+      }).pipe(
+        Support.on(Support.runtime(backend, [alone, group], { policy: withEngine(engine) })),
+        Backend.asFreshTenant,
+      )
     })
   })
 
