@@ -13,8 +13,10 @@
  * - Four eyes: the roles are the policy's, and whoever admitted the run is excluded from deciding.
  * - Justification: the effect's kind, its canonical arguments and its outbound label, with the
  *   provenances of the untrusted part as evidence.
- * - Decision: the task has no due instant of its own; it stands until decided. A task needs a
- *   case, so a run without one is refused, saying so.
+ * - Decision: the task is due when the obligation the run registered last falls due (the one its
+ *   current work is under); past it the sweeper expires the task, which refuses the effect. A run
+ *   with no obligation waits until someone decides. A task needs a case, so a run without one is
+ *   refused, saying so.
  */
 import { Clock, Effect, Option } from "effect"
 import type * as EffectKey from "../domain/EffectKey.js"
@@ -86,6 +88,7 @@ export const awaitApproval = (
       )
     }
     const flow = Authorise.flowOf(exec, at)
+    const due = exec.obligations[exec.obligations.length - 1]
     const admittedBy = exec.policy.principal.admittedBy
     const spec = new TaskSpec({
       kind: `approve ${request.action}`,
@@ -98,7 +101,7 @@ export const awaitApproval = (
       }),
       candidateRoles: [...request.roles],
       priority: "normal",
-      deadline: Option.none(),
+      deadline: Option.fromNullable(due?.name),
       onExpiry: "deny",
       escalateTo: [],
       excludedActors: [...new Set([admittedBy, admittedBy.replace(/^(api|operator):/, "")])],
@@ -111,7 +114,7 @@ export const awaitApproval = (
       at,
       APPROVAL_ORDINALS + ordinal,
       spec,
-      { createdAt, dueAt: Option.none() },
+      { createdAt, dueAt: Option.fromNullable(due?.dueAt) },
       services,
     )
     if (decision.approved) return undefined

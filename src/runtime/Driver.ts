@@ -341,6 +341,7 @@ const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<
         resolved_at: resolved.at,
         calendar_digest: resolved.calendar_digest,
       })
+      exec.obligations.push({ name, dueAt: resolved.at })
       return deadline
     })
   return {

@@ -6,7 +6,7 @@
  * nothing.
  */
 import { describe, it } from "@effect/vitest"
-import { Context, Effect, Runtime as EffectRuntime, Either, FastCheck, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Runtime as EffectRuntime, Either, FastCheck, Layer, Option, Schema } from "effect"
 import { expect } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Deadline from "../../src/domain/Deadline.js"
@@ -15,8 +15,9 @@ import * as Digest from "../../src/domain/Digest.js"
 import { InboundEvent } from "../../src/domain/Event.js"
 import type { PolicyRequest } from "../../src/domain/PolicyRequest.js"
 import * as Run from "../../src/domain/Run.js"
-import { Decision as TaskDecision } from "../../src/domain/Task.js"
+import { EXPIRY_ACTOR, Decision as TaskDecision } from "../../src/domain/Task.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
+import { Timestamp } from "../../src/domain/Time.js"
 import type { PolicyDenied } from "../../src/errors/PolicyError.js"
 import * as PolicyEngineCedar from "../../src/layers/PolicyEngineCedar.js"
 import * as Bundle from "../../src/policy/Bundle.js"
@@ -25,6 +26,7 @@ import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
+import * as Sweeper from "../../src/runtime/Sweeper.js"
 import * as PolicyEngine from "../../src/services/PolicyEngine.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import * as Backend from "../support/Backend.js"
@@ -256,6 +258,14 @@ const by = (actor: string, approved: boolean) =>
 
 const descriptorKind = (r: { readonly kind: { readonly descriptor: unknown } }) =>
   (r.kind.descriptor as { readonly kind: string }).kind
+
+/** The reason the sweeper's expiry decision gave, as the run journaled the decision. */
+const expiryReason = (records: ReadonlyArray<import("../../src/domain/Journal.js").Record>): string => {
+  const done = Support.recordsOfKind(records, "EffectDone").find(
+    (r) => (r.kind.output as { readonly actor?: unknown } | null)?.actor === EXPIRY_ACTOR,
+  )
+  return String((done?.kind.output as { readonly reason?: unknown } | undefined)?.reason)
+}
 
 const order = (value: string) => CorrelationKey.make("mail", value)
 
@@ -709,6 +719,49 @@ export const suite = (backend: Backend.Backend) =>
         )
       }).pipe(Support.on(Support.runtime(backend, [def], { policy: withEngine(engine) })), Backend.asFreshTenant)
     })
+
+    it.live(
+      "RequireApproval past the run's obligation: the sweeper expires the task, and the effect is refused",
+      () => {
+        const counter = new Support.Counter()
+        const k = kinds(counter)
+        const def = RunDefinition.make({
+          capability: "policy.approval.expiry",
+          input: Input,
+          output: Schema.String,
+          plan: [
+            Step.make<{ readonly to: string }, string, PolicyDenied>({
+              name: "send by the deadline",
+              body: ({ to }) =>
+                Effect.gen(function* () {
+                  const cx = yield* StepCtx
+                  yield* cx.deadline("reply", Deadline.minutes(0))
+                  return yield* cx.perform(k.send, { to })
+                }),
+            }),
+          ],
+        })
+        const { engine } = recording(() => Decision.RequireApproval({ roles: ["reviewer"], reason: "needs eyes" }))
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const first = yield* rt.runCorrelated(def, Run.labeled({ to: "ann" }, "operator"), "mail", [order("expiry")])
+          expect(first.status._tag).toBe("Suspended")
+          const [task] = yield* Effect.flatMap(TaskStore, (t) => t.forCase(Option.getOrThrow(first.case)))
+          const [registered] = Support.recordsOfKind(yield* Support.journalOf(first.run), "DeadlineRegistered")
+          // Due when the obligation the run registered falls due.
+          expect(task?.dueAt).toEqual(Option.some(registered?.kind.resolved_at))
+          const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const report = yield* Sweeper.sweep(Timestamp.make(now + 1))
+          yield* rt.idle
+          expect(report.tasksExpired).toBe(1)
+          expect(counter.get("policy.send")).toBe(0)
+          const records = yield* Support.journalOf(first.run)
+          expect(Support.recordsOfKind(records, "PolicyDenied").map((r) => r.kind.reason)).toEqual([
+            `${EXPIRY_ACTOR} did not approve it: ${expiryReason(records)}`,
+          ])
+        }).pipe(Support.on(Support.runtime(backend, [def], { policy: withEngine(engine) })), Backend.asFreshTenant)
+      },
+    )
 
     it.live("RequireApproval in a run without a case, or in cx.all, is refused: nobody can be asked there", () => {
       const counter = new Support.Counter()
