@@ -6,7 +6,19 @@
  * nothing.
  */
 import { describe, it } from "@effect/vitest"
-import { Clock, Context, Effect, Runtime as EffectRuntime, Either, FastCheck, Layer, Option, Schema } from "effect"
+import {
+  Clock,
+  Context,
+  Effect,
+  Runtime as EffectRuntime,
+  Either,
+  FastCheck,
+  Layer,
+  Metric,
+  MetricLabel,
+  Option,
+  Schema,
+} from "effect"
 import { expect } from "vitest"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Deadline from "../../src/domain/Deadline.js"
@@ -22,6 +34,7 @@ import type { PolicyDenied } from "../../src/errors/PolicyError.js"
 import * as PolicyEngineCedar from "../../src/layers/PolicyEngineCedar.js"
 import * as Bundle from "../../src/policy/Bundle.js"
 import * as EffectKind from "../../src/runtime/EffectKind.js"
+import * as Observability from "../../src/runtime/Observability.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
 import * as Step from "../../src/runtime/Step.js"
@@ -267,6 +280,12 @@ const expiryReason = (records: ReadonlyArray<import("../../src/domain/Journal.js
   return String((done?.kind.output as { readonly reason?: unknown } | undefined)?.reason)
 }
 
+const denials = (action: string) =>
+  Effect.map(
+    Metric.value(Metric.taggedWithLabels(Observability.denials, [MetricLabel.make("action", action)])),
+    (state) => state.count,
+  )
+
 const order = (value: string) => CorrelationKey.make("mail", value)
 
 const GUARD_REASON = "a mutating effect may not run on untrusted input"
@@ -313,9 +332,12 @@ export const suite = (backend: Backend.Backend) =>
         const def = lookupThenSend("policy.deny", kinds(counter))
         const { engine, calls } = counted(cedar())
         return Effect.gen(function* () {
+          const deniedBefore = yield* denials("policy.send")
           const done = yield* admit(def, "ann", "operator")
           expect(done.status).toEqual(Run.RunStatus.Succeeded({ output: `denied: ${GUARD_REASON}` }))
           expect(counter.get("policy.send")).toBe(0)
+          // §10: agentplane.policy.denials{action}.
+          expect((yield* denials("policy.send")) - deniedBefore).toBe(1)
           expect(calls.n).toBe(2)
           const records = yield* Support.journalOf(done.run)
           expect(Support.recordsOfKind(records, "PolicyDenied").map((r) => r.kind)).toEqual([
