@@ -16,7 +16,9 @@ import { Runtime } from "../runtime/Runtime.js"
 import * as Sweeper from "../runtime/Sweeper.js"
 import type * as Stores from "../services/Stores.js"
 import * as Definitions from "./Definitions.js"
+import * as Integration from "./Integration.js"
 import * as Keys from "./Keys.js"
+import * as LogKeyFile from "./LogKeyFile.js"
 import * as Store from "./Store.js"
 
 export const eventGrace = Options.integer("event-grace").pipe(
@@ -131,8 +133,9 @@ export const command = Command.make(
     timeouts: Store.timeoutOptions,
     keying: Keys.options,
     runs: Definitions.option,
+    log: LogKeyFile.options,
   },
-  ({ store, tenant, tokens, eventGrace, timeouts, keying, runs }) =>
+  ({ store, tenant, tokens, eventGrace, timeouts, keying, runs, log }) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(tenant), {
         onLeft: (e) => Effect.fail(e),
@@ -146,19 +149,31 @@ export const command = Command.make(
       // The same module `serve --runs` takes: without it a sweep from cron cannot resume a woken run
       // (its capability is not registered) and counts a wake failure every tick.
       const loaded = yield* Definitions.fromOption(runs)
+      const logKey = yield* LogKeyFile.load(log)
       // A tick wakes runs and dead-letters events, so it seals and opens as `serve` does.
       const ring = yield* Keys.resolve(keying, store)
-      const report = yield* tick(id, eventGrace, false).pipe(
+      const [report, integrated] = yield* tick(id, eventGrace, false).pipe(
         // A woken run resumes in a background fiber of the runtime; closing the runtime would
         // interrupt it, so the sweep waits until every run it woke has finished or suspended.
         Effect.tap(() => Effect.flatMap(Runtime, (runtime) => runtime.idle)),
+        // With a log key, what this tick and earlier ones sealed is integrated and signed.
+        Effect.zip(
+          Option.match(logKey, {
+            onNone: () => Effect.succeedNone,
+            onSome: (key) => Effect.asSome(Integration.catchUp(key).pipe(Effect.provideService(Tenant.Tenant, id))),
+          }),
+        ),
         Effect.provide(
           Server.layerRuntime({ definitions: loaded.register }).pipe(
             Layer.provideMerge(Keys.stores(store, timeouts, ring)),
           ),
         ),
       )
-      yield* Console.log(JSON.stringify(reportJson(report), null, 2))
+      const shown = Option.match(integrated, {
+        onNone: () => reportJson(report),
+        onSome: (log) => ({ ...reportJson(report), log }),
+      })
+      yield* Console.log(JSON.stringify(shown, null, 2))
       // Exit 2 when an operator should look (§8.3); `runMain` leaves a successful exit's code alone.
       // The warning is the line a cron mail or a log collector alerts on, as `serve`'s loop logs it.
       if (Sweeper.needsAttention(report)) {

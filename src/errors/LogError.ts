@@ -116,3 +116,10 @@ export class SizesUnordered extends Schema.TaggedError<SizesUnordered>()("SizesU
     return `a consistency proof needs 0 < from <= to, not ${this.from} → ${this.to}`
   }
 }
+
+/** The log's signing key could not be read: `detail` names the file and what is wrong with it. */
+export class LogKeyInvalid extends Schema.TaggedError<LogKeyInvalid>()("LogKeyInvalid", { detail: Schema.String }) {
+  override get message(): string {
+    return `log key: ${this.detail}`
+  }
+}
