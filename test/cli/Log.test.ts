@@ -113,6 +113,11 @@ for (const backend of [sqlite, postgres]) {
           ),
         )
 
+        // verify(run): the chain recomputed, and its leaf proved in the latest checkpoint.
+        const verified = await cli(["log", "verify", "--store", store, "--tenant", tenant, "--run", runs[0] ?? ""])
+        assert.strictEqual(verified.code, 0, verified.stderr)
+        assert.deepStrictEqual([json(verified.stdout).verified, json(verified.stdout).size], [true, 5])
+
         // A run of another tenant is not in this log, and a request missing its flag is refused.
         const stranger = await cli(["log", "inclusion", "--store", store, "--tenant", tenant, "--run", generateRunId()])
         assert.notStrictEqual(stranger.code, 0)
