@@ -27,7 +27,7 @@ const what = Args.choice(
 ).pipe(Args.withDescription("required: what to print (see above)"))
 
 const run = Options.text("run").pipe(
-  Options.withDescription("inclusion, verify: the sealed run (run_…)"),
+  Options.withDescription("inclusion, verify: the sealed run (run_…); required by both"),
   Options.optional,
 )
 
