@@ -4,6 +4,7 @@ import * as BlobStore from "./conformance/BlobStore.js"
 import * as CaseStore from "./conformance/CaseStore.js"
 import * as EventStore from "./conformance/EventStore.js"
 import * as JournalStore from "./conformance/JournalStore.js"
+import * as LogStore from "./conformance/LogStore.js"
 import * as QuotaStore from "./conformance/QuotaStore.js"
 import * as TaskStore from "./conformance/TaskStore.js"
 import * as TimerStore from "./conformance/TimerStore.js"
@@ -19,6 +20,7 @@ describe("sqlite", () => {
   BatchStore.suite(backend)
   QuotaStore.suite(backend)
   JournalStore.suite(backend)
+  LogStore.suite(backend)
   BlobStore.suite(backend)
   RuntimeBattery.suite(backend)
 })

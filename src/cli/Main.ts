@@ -23,6 +23,7 @@ import type * as EraseCase from "./EraseCase.js"
 import type * as Export from "./Export.js"
 import type * as ForgetAdmissions from "./ForgetAdmissions.js"
 import * as Help from "./Help.js"
+import type * as Log from "./Log.js"
 import type * as Migrate from "./Migrate.js"
 import type * as Policy from "./Policy.js"
 import * as Report from "./Report.js"
@@ -46,6 +47,7 @@ type Verb =
   | typeof TokenDigest.command
   | typeof SeedDemo.command
   | typeof Policy.command
+  | typeof Log.command
 
 /**
  * The verbs by name, in the order `agentplane --help` lists them, each loaded only when needed: a
@@ -66,6 +68,7 @@ const loaders: ReadonlyArray<readonly [string, () => Promise<Verb>]> = [
   ["token-digest", () => import("./TokenDigest.js").then((m) => m.command)],
   ["seed-demo", () => import("./SeedDemo.js").then((m) => m.command)],
   ["policy", () => import("./Policy.js").then((m) => m.command)],
+  ["log", () => import("./Log.js").then((m) => m.command)],
 ]
 
 const named = loaders.filter(([name]) => name === process.argv[2])

@@ -10,6 +10,7 @@ import type { FileSystem } from "@effect/platform"
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
 import * as Digest from "../domain/Digest.js"
+import * as SignedNote from "../domain/SignedNote.js"
 import * as CedarAuthorizer from "../http/CedarAuthorizer.js"
 import * as Credentials from "../http/Credentials.js"
 import * as Policy from "../http/Policy.js"
@@ -23,7 +24,9 @@ import * as PolicyEngineM from "../services/PolicyEngine.js"
 import { PolicyEngine } from "../services/PolicyEngine.js"
 import * as Address from "./Address.js"
 import * as Definitions from "./Definitions.js"
+import * as Integration from "./Integration.js"
 import * as Keys from "./Keys.js"
+import * as LogKeyFile from "./LogKeyFile.js"
 import * as Store from "./Store.js"
 import * as Sweep from "./Sweep.js"
 
@@ -97,6 +100,14 @@ const sweepEvery = Options.integer("sweep-every").pipe(
   Options.withDefault(0),
 )
 
+const logEvery = Options.integer("log-every").pipe(
+  Options.withDescription(
+    "with --log-key, integrate every tenant's sealed runs into its transparency log and sign a checkpoint every <secs> seconds (env AGENTPLANE_LOG_EVERY); default 5",
+  ),
+  Options.withFallbackConfig(Config.integer("AGENTPLANE_LOG_EVERY")),
+  Options.withDefault(5),
+)
+
 export interface ServeOptions {
   readonly addr: string
   readonly store: string
@@ -123,6 +134,10 @@ export interface ServeOptions {
   readonly keying?: Keys.Keying
   /** `--no-kek`: a fresh SQLite store gets no KEK file (`Keys.outOfTheBox`); default it does. */
   readonly noKek?: boolean
+  /** `--log-key` and `--log-name` (`LogKeyFile`): with a key, the transparency log is integrated and signed. */
+  readonly log?: LogKeyFile.Flags
+  /** `--log-every`: seconds between integrations; default 5. */
+  readonly logEvery?: number
 }
 
 /**
@@ -216,6 +231,9 @@ const build = (options: ServeOptions) =>
     if (every < 0 || (options.eventGrace ?? 0) < 0) {
       return yield* new StartRefused({ message: "--sweep-every and --event-grace take a number of seconds, 0 or more" })
     }
+    const logEvery = options.logEvery ?? 5
+    if (logEvery < 1) return yield* new StartRefused({ message: "--log-every takes a number of seconds, 1 or more" })
+    const logKey = yield* LogKeyFile.load(options.log ?? { logKey: Option.none(), logName: LogKeyFile.DEFAULT_NAME })
     const leaseTtlSecs = Option.getOrUndefined(options.leaseTtl ?? Option.none())
     // The runtime renews a lease every third of its TTL, in whole seconds: at 1 a renewal lands on
     // the expiry and a live owner loses its runs (Runtime.Options.leaseTtlSecs).
@@ -274,12 +292,19 @@ const build = (options: ServeOptions) =>
               ),
             ),
           )
+    // Integration beside the sweeps, in the same scope; another instance doing the same is safe.
+    const integrating = Option.match(logKey, {
+      onNone: () => Layer.empty,
+      onSome: (key) => Layer.scopedDiscard(Effect.forkScoped(Integration.loop(credentials.tenants, key, logEvery))),
+    })
     return {
-      layer: sweeping.pipe(
+      layer: Layer.merge(sweeping, integrating).pipe(
         Layer.provideMerge(server),
         // The port can still be taken between the probe and the listen.
         Layer.mapError((e) => (e instanceof HttpServerError.ServeError ? Address.unavailable(address, e.cause) : e)),
       ),
+      // The verifier key an auditor needs, announced where an operator sees the start.
+      log: Option.map(logKey, (k) => `log signed by ${SignedNote.formatVerifierKey(k.signer)}`),
       sealing: Option.match(ring, {
         onNone: () => "payloads in the clear",
         onSome: (r) =>
@@ -303,12 +328,12 @@ const keysWithoutKek = (keying: Keys.Keying) =>
 
 /** Serves until interrupted, announcing the bound address (with `--addr host:0`, the port the system chose). */
 export const serve = (options: ServeOptions) =>
-  Effect.flatMap(build(options), ({ layer: server, sealing }) =>
+  Effect.flatMap(build(options), ({ layer: server, sealing, log }) =>
     HttpServer.addressFormattedWith((address) =>
       Console.log(
         `agentplane serving ${address} (store ${Store.show(options.store)}, ${sealing}${
           (options.sweepEvery ?? 0) > 0 ? `, sweeping every ${options.sweepEvery}s` : ""
-        })`,
+        }${Option.match(log, { onNone: () => "", onSome: (l) => `, ${l}` })})`,
       ),
     ).pipe(
       Effect.zipRight(Effect.never),
@@ -358,6 +383,8 @@ export const command = Command.make(
     noConsole,
     keying: Keys.options,
     noKek,
+    log: LogKeyFile.options,
+    logEvery,
   },
   serve,
 ).pipe(Command.withDescription("serve the operator HTTP API until SIGINT or SIGTERM"))

@@ -20,7 +20,9 @@ import * as Sweeper from "../runtime/Sweeper.js"
 import { PolicyEngine } from "../services/PolicyEngine.js"
 import type * as Stores from "../services/Stores.js"
 import * as Definitions from "./Definitions.js"
+import * as Integration from "./Integration.js"
 import * as Keys from "./Keys.js"
+import * as LogKeyFile from "./LogKeyFile.js"
 import * as Store from "./Store.js"
 
 export const eventGrace = Options.integer("event-grace").pipe(
@@ -144,8 +146,9 @@ export const command = Command.make(
     keying: Keys.options,
     runs: Definitions.option,
     policy,
+    log: LogKeyFile.options,
   },
-  ({ store, tenant, tokens, eventGrace, timeouts, keying, runs, policy }) =>
+  ({ store, tenant, tokens, eventGrace, timeouts, keying, runs, policy, log }) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(tenant), {
         onLeft: (e) => Effect.fail(e),
@@ -172,12 +175,20 @@ export const command = Command.make(
             ),
           )
         : Layer.empty
+      const logKey = yield* LogKeyFile.load(log)
       // A tick wakes runs and dead-letters events, so it seals and opens as `serve` does.
       const ring = yield* Keys.resolve(keying, store)
-      const report = yield* tick(id, eventGrace, false).pipe(
+      const [report, integrated] = yield* tick(id, eventGrace, false).pipe(
         // A woken run resumes in a background fiber of the runtime; closing the runtime would
         // interrupt it, so the sweep waits until every run it woke has finished or suspended.
         Effect.tap(() => Effect.flatMap(Runtime, (runtime) => runtime.idle)),
+        // With a log key, what this tick and earlier ones sealed is integrated and signed.
+        Effect.zip(
+          Option.match(logKey, {
+            onNone: () => Effect.succeedNone,
+            onSome: (key) => Effect.asSome(Integration.catchUp(key).pipe(Effect.provideService(Tenant.Tenant, id))),
+          }),
+        ),
         Effect.provide(
           Server.layerRuntime({ definitions: loaded.register }).pipe(
             Layer.provide(engine),
@@ -185,7 +196,11 @@ export const command = Command.make(
           ),
         ),
       )
-      yield* Console.log(JSON.stringify(reportJson(report), null, 2))
+      const shown = Option.match(integrated, {
+        onNone: () => reportJson(report),
+        onSome: (log) => ({ ...reportJson(report), log }),
+      })
+      yield* Console.log(JSON.stringify(shown, null, 2))
       // Exit 2 when an operator should look (§8.3); `runMain` leaves a successful exit's code alone.
       // The warning is the line a cron mail or a log collector alerts on, as `serve`'s loop logs it.
       if (Sweeper.needsAttention(report)) {

@@ -27,7 +27,8 @@ export const TAG = "agentplane-log-leaf/1\n"
 export class LogLeaf extends Schema.Class<LogLeaf>("LogLeaf")({
   run: RunId,
   chainHead: Digest,
-  records: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
+  // 0 for a run sealed before it wrote anything (the store seals it at the ZERO head).
+  records: Schema.NonNegativeInt,
   outcome: RunOutcome,
 }) {}
 

@@ -67,3 +67,59 @@ export class SignatureInvalid extends Schema.TaggedError<SignatureInvalid>()("Si
 }
 
 export type NoteError = NoteMalformed | NoteUnverified | SignatureInvalid
+
+/** The run has no leaf in this tenant's log: it is not sealed here. */
+export class RunNotLogged extends Schema.TaggedError<RunNotLogged>()("RunNotLogged", { run: Schema.String }) {
+  override get message(): string {
+    return `run ${this.run} has no leaf in the log: it is not sealed in this tenant`
+  }
+}
+
+/** The run is sealed at `position`, but the log has integrated only `size` leaves: no checkpoint covers it yet. */
+export class RunNotIntegrated extends Schema.TaggedError<RunNotIntegrated>()("RunNotIntegrated", {
+  run: Schema.String,
+  position: Schema.Number,
+  size: Schema.Number,
+}) {
+  override get message(): string {
+    return `run ${this.run} is at position ${this.position}, not yet integrated (the log has ${this.size} leaves)`
+  }
+}
+
+/** A tree of `size` leaves does not hold the run, whose leaf is at `position` (a size must exceed it). */
+export class RunOutsideSize extends Schema.TaggedError<RunOutsideSize>()("RunOutsideSize", {
+  run: Schema.String,
+  position: Schema.Number,
+  size: Schema.Number,
+}) {
+  override get message(): string {
+    return `run ${this.run} is at position ${this.position}: a tree of ${this.size} leaves does not hold it`
+  }
+}
+
+/** A size asked for is past the log's integrated size `latest` (or not a whole number of leaves). */
+export class SizeBeyondLog extends Schema.TaggedError<SizeBeyondLog>()("SizeBeyondLog", {
+  size: Schema.Number,
+  latest: Schema.Number,
+}) {
+  override get message(): string {
+    return `size ${this.size} is not a size of this log, which has ${this.latest} leaves integrated`
+  }
+}
+
+/** A consistency proof was asked from `from` to `to` where it must hold `0 < from <= to`. */
+export class SizesUnordered extends Schema.TaggedError<SizesUnordered>()("SizesUnordered", {
+  from: Schema.Number,
+  to: Schema.Number,
+}) {
+  override get message(): string {
+    return `a consistency proof needs 0 < from <= to, not ${this.from} → ${this.to}`
+  }
+}
+
+/** The log's signing key could not be read: `detail` names the file and what is wrong with it. */
+export class LogKeyInvalid extends Schema.TaggedError<LogKeyInvalid>()("LogKeyInvalid", { detail: Schema.String }) {
+  override get message(): string {
+    return `log key: ${this.detail}`
+  }
+}

@@ -20,6 +20,7 @@ import * as ApiDocument from "./ApiDocument.js"
 import { Authentication } from "./Authentication.js"
 import { AuthorizerUnavailable, Forbidden } from "./Authorizer.js"
 import * as CloudEvents from "./CloudEvents.js"
+import { TransparencyLog } from "./LogApi.js"
 import * as Metrics from "./Metrics.js"
 import * as Readiness from "./Readiness.js"
 import { RunJournal } from "./RunJournalApi.js"
@@ -366,6 +367,7 @@ export class Api extends HttpApi.make("agentplane")
   .add(Cases)
   .add(Runs)
   .add(RunJournal)
+  .add(TransparencyLog)
   .add(Operations)
   .add(Admin)
   .addError(InvalidRequest)

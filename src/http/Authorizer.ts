@@ -26,6 +26,7 @@ export const Action = Schema.Literal(
   "api:run.cancel",
   "api:run.start",
   "api:run.journal",
+  "api:log.read",
 )
 export type Action = typeof Action.Type
 

@@ -39,6 +39,7 @@ import * as Admin from "./handlers/Admin.js"
 import * as Cases from "./handlers/Cases.js"
 import * as Events from "./handlers/Events.js"
 import * as Health from "./handlers/Health.js"
+import * as Log from "./handlers/Log.js"
 import * as Operations from "./handlers/Operations.js"
 import * as RunJournal from "./handlers/RunJournal.js"
 import * as Runs from "./handlers/Runs.js"
@@ -86,6 +87,7 @@ export const handlers = Layer.mergeAll(
   Cases.layer,
   Runs.layer,
   RunJournal.layer,
+  Log.layer,
   Operations.layer,
   Admin.layer,
 )

@@ -40,6 +40,7 @@ import {
   HeldRow,
   JournalRow,
   LeaseRow,
+  PositionRow,
   RECORD_COLUMNS,
   ReasonRow,
   RunRow,
@@ -50,32 +51,24 @@ import {
   toRecords,
 } from "./internal/JournalRows.js"
 import * as JournalWrites from "./internal/JournalWrites.js"
+import * as LogSequence from "./internal/LogSequence.js"
 import * as Sql from "./internal/Sql.js"
-
-/** sqlite: the next seal's log position, one step down `run_seal`'s rowid b-tree (see `make`). */
-const SQLITE_NEXT_LOG_POSITION =
-  "(SELECT COALESCE((SELECT log_position FROM run_seal ORDER BY rowid DESC LIMIT 1), 0) + 1)"
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const dialect = yield* Sql.make
   // Lease, activity, admission and cancellation times are the backend's, in whole seconds.
   const now = sql.literal(dialect.now)
-  // sqlite: Dialect's `MAX + 1` over the whole table has no index leading with `ordinal` or
-  // `log_position`, so every seal scanned every run ever concluded and the wake-up bench fell
-  // from 215/s at 1,000 due to under 40/s at 10,000. Both are read here through an index instead,
-  // still under the write lock that makes `MAX + 1` safe:
-  // - the ordinal only orders `runsByOutcome`, which lists one (tenant, outcome), so it is that
-  //   pair's `MAX + 1` through `run_outcome_recent`: still the most recent conclusion first, and a
-  //   run concluded again moves to the head of its new outcome;
-  // - `run_seal` is insert-only (nothing updates or deletes a seal), so the row of the largest
-  //   rowid is the last sealed and holds the largest position: one step down the rowid b-tree.
-  // pg keeps its sequences.
+  // sqlite: Dialect's `MAX + 1` over the whole table has no index leading with `ordinal`, so
+  // every seal scanned every run ever concluded and the wake-up bench fell from 215/s at 1,000
+  // due to under 40/s at 10,000. The ordinal only orders `runsByOutcome`, which lists one
+  // (tenant, outcome), so it is that pair's `MAX + 1` through `run_outcome_recent`, still under
+  // the write lock that makes `MAX + 1` safe: still the most recent conclusion first, and a run
+  // concluded again moves to the head of its new outcome. pg keeps its sequence.
   const nextOrdinal = (tenant: string, outcome: string) =>
     dialect.name === "pg"
       ? sql.literal(dialect.nextOrdinal)
       : sql`(SELECT COALESCE(MAX(ordinal), 0) + 1 FROM run_outcome WHERE tenant = ${tenant} AND outcome = ${outcome})`
-  const nextLogPosition = sql.literal(dialect.name === "pg" ? dialect.nextLogPosition : SQLITE_NEXT_LOG_POSITION)
 
   // Read inside `write`: on pg the row lock makes an acquire or a seal wait until this verb ends.
   const lockLease = (tenant: string, run: RunId) =>
@@ -144,18 +137,20 @@ export const make = Effect.gen(function* () {
     SELECT ${RECORD_COLUMNS} FROM journal WHERE tenant = ${0} AND run_id = ${1} AND seq >= ${2} ORDER BY seq`
 
   /**
-   * pg: the seal's release, outcome index and seal row in one round trip (the upsert always
-   * returns its row). Parameters: tenant, run, epoch, the outcome indexed, the seal's outcome, the
-   * chain head.
+   * pg: the seal's release, outcome index, log position (`LogSequence`) and seal row in one round
+   * trip (the upserts always return their rows). The seal row has no ON CONFLICT: a second seal
+   * fails the statement whole, so no position is taken for a seal not written (`mustHold` has
+   * refused it as RunSealed before, under the lease row's lock). Parameters: tenant, run, epoch,
+   * the outcome indexed, the seal's outcome, the chain head.
    */
   const sealAtOnce = dialect.query(SealedRow, "run_seal", { named: true })`
     WITH released AS (UPDATE run_lease SET owner = '' WHERE tenant = ${0} AND run_id = ${1} AND epoch = ${2} RETURNING run_id),
          indexed AS (INSERT INTO run_outcome (tenant, run_id, outcome, ordinal) VALUES (${0}, ${1}, ${3}, ${dialect.nextOrdinal})
                      ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
-                     RETURNING run_id)
+                     RETURNING run_id),
+         sequenced AS (INSERT INTO log_sequence (tenant, size) VALUES (${0}, 1) ${LogSequence.NEXT})
     INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
-    VALUES (${0}, ${1}, ${4}, ${5}, ${dialect.nextLogPosition}, ${dialect.now})
-    ON CONFLICT (tenant, run_id) DO NOTHING
+    VALUES (${0}, ${1}, ${4}, ${5}, (SELECT position FROM sequenced), ${dialect.now})
     RETURNING run_id, (SELECT COUNT(*) FROM indexed) AS indexed`
 
   const insertRecord = dialect.command({ named: true })`
@@ -180,12 +175,27 @@ export const make = Effect.gen(function* () {
     ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
     RETURNING run_id`
 
-  /** sqlite's seal row (pg's is in `sealAtOnce`). Parameters: tenant, run, outcome, chain head. */
+  /** A seal's log position (`LogSequence`), taken in the seal's transaction (pg's live seal takes it in `sealAtOnce`). Parameters: tenant. */
+  const takePosition = dialect.query(PositionRow, "log_sequence", { named: true })`
+    INSERT INTO log_sequence (tenant, size) VALUES (${0}, 1) ${LogSequence.NEXT}`
+
+  /**
+   * sqlite's seal row (pg's is in `sealAtOnce`), and an import's on both. Parameters: tenant,
+   * run, outcome, chain head, log position. No ON CONFLICT: a second seal fails the transaction,
+   * which gives the position back.
+   */
   const insertSeal = dialect.command({ named: true })`
     INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
-    VALUES (${0}, ${1}, ${2}, ${3}, ${SQLITE_NEXT_LOG_POSITION}, ${dialect.now})
-    ON CONFLICT (tenant, run_id) DO NOTHING
+    VALUES (${0}, ${1}, ${2}, ${3}, ${4}, ${dialect.now})
     RETURNING run_id`
+
+  /** A seal row with the tenant's next position, inside the caller's transaction; how many rows were written. */
+  const sealRow = (tenant: string, run: RunId, outcome: Journal.RunOutcome, head: Digest.Digest) =>
+    Effect.gen(function* () {
+      const [taken] = yield* takePosition(tenant)
+      if (taken === undefined) return 0
+      return yield* insertSeal(tenant, run, outcome, digestParam(head), taken.position)
+    })
 
   /**
    * Gives the lease of `epoch` back; the epoch stays, so the next acquire goes higher. Parameters:
@@ -655,12 +665,8 @@ export const make = Effect.gen(function* () {
             detail: "a seal must name, once, a run this import writes",
           })
         sealing.add(seal.run)
-        const sealed = yield* sql`
-          INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at)
-          VALUES (${tenant}, ${seal.run}, ${seal.outcome}, ${digestParam(head.hash)}, ${nextLogPosition}, ${now})
-          ON CONFLICT (tenant, run_id) DO NOTHING
-          RETURNING run_id`
-        if (sealed.length === 0) return yield* notWritten(`seal of ${seal.run}`)
+        const sealed = yield* sealRow(tenant, seal.run, seal.outcome, head.hash)
+        if (sealed === 0) return yield* notWritten(`seal of ${seal.run}`)
         // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live.
         if (!concluded.some((c) => c.run === seal.run)) {
           const indexed = yield* sql`
@@ -920,7 +926,7 @@ export const make = Effect.gen(function* () {
               // sqlite: WITH holds SELECTs only; the same writes under the write lock. A
               // conclusion record of the last batch was indexed with it (`appendWithin`).
               const written = yield* Effect.zipLeft(
-                insertSeal(tenant, run, outcome, digestParam(head.hash)),
+                sealRow(tenant, run, outcome, head.hash),
                 releaseHeld(tenant, run, epoch),
               )
               if (written === 0) return yield* notWritten(`seal of ${run}`)

@@ -15,6 +15,7 @@ import * as PgErasure from "./migrations/pg/0005_erasure.js"
 import * as PgElectedWaits from "./migrations/pg/0006_elected_waits.js"
 import * as PgFreshTimers from "./migrations/pg/0007_fresh_timers.js"
 import * as PgSerialReads from "./migrations/pg/0008_serial_reads.js"
+import * as PgTransparencyLog from "./migrations/pg/0009_transparency_log.js"
 import * as SqliteCaseLayer from "./migrations/sqlite/0001_case_layer.js"
 import * as SqliteJournal from "./migrations/sqlite/0002_journal.js"
 import * as SqliteRunPositions from "./migrations/sqlite/0003_run_positions.js"
@@ -23,6 +24,7 @@ import * as SqliteErasure from "./migrations/sqlite/0005_erasure.js"
 import * as SqliteElectedWaits from "./migrations/sqlite/0006_elected_waits.js"
 import * as SqliteFreshTimers from "./migrations/sqlite/0007_fresh_timers.js"
 import * as SqliteSerialReads from "./migrations/sqlite/0008_serial_reads.js"
+import * as SqliteTransparencyLog from "./migrations/sqlite/0009_transparency_log.js"
 
 /** Migration id (`0001_case_layer`) → its statements, for PostgreSQL. */
 export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -34,6 +36,7 @@ export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0006_elected_waits": PgElectedWaits.statements,
   "0007_fresh_timers": PgFreshTimers.statements,
   "0008_serial_reads": PgSerialReads.statements,
+  "0009_transparency_log": PgTransparencyLog.statements,
 }
 
 /** Migration id → its statements, for SQLite; the ids are pg's, one for one. */
@@ -46,6 +49,7 @@ export const sqlite: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0006_elected_waits": SqliteElectedWaits.statements,
   "0007_fresh_timers": SqliteFreshTimers.statements,
   "0008_serial_reads": SqliteSerialReads.statements,
+  "0009_transparency_log": SqliteTransparencyLog.statements,
 }
 
 const TABLE = "agentplane_migrations"

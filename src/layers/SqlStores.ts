@@ -8,6 +8,7 @@ import * as BatchStoreSql from "./BatchStoreSql.js"
 import * as CaseStoreSql from "./CaseStoreSql.js"
 import * as EventStoreSql from "./EventStoreSql.js"
 import * as JournalStoreSql from "./JournalStoreSql.js"
+import * as LogStoreSql from "./LogStoreSql.js"
 import * as QuotaStoreSql from "./QuotaStoreSql.js"
 import * as TaskStoreSql from "./TaskStoreSql.js"
 import * as TimerStoreSql from "./TimerStoreSql.js"
@@ -22,4 +23,5 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient> = Layer.merg
   BatchStoreSql.layer,
   QuotaStoreSql.layer,
   JournalStoreSql.layer,
+  LogStoreSql.layer,
 )

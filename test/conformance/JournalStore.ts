@@ -13,6 +13,7 @@ import { indexes } from "./journal/Indexes.js"
 import { instances } from "./journal/Instances.js"
 import { leases } from "./journal/Leases.js"
 import { options } from "./journal/Options.js"
+import { positions } from "./journal/Positions.js"
 import { races } from "./journal/Races.js"
 
 export const suite = (backend: Backend) =>
@@ -23,10 +24,11 @@ export const suite = (backend: Backend) =>
       options(test)
       leases(test)
       acquireMany(test, backend)
-      indexes(test, sql, backend)
+      indexes(test, backend)
       imports(test)
       // Tampering is planted with raw SQL, so only a backend with rows to tamper with has these.
       if (Option.isSome(sql)) damage(sql.value)
+      if (Option.isSome(sql)) positions(sql.value, backend)
       races(test, backend)
       instances(test, backend)
       alongside(test, backend)

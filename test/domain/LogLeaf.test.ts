@@ -46,7 +46,7 @@ describe("LogLeaf.decode", () => {
   const arbitrary = FastCheck.record({
     ulid: FastCheck.stringMatching(/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/),
     head: FastCheck.uint8Array({ minLength: 32, maxLength: 32 }),
-    records: FastCheck.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+    records: FastCheck.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
     outcome: FastCheck.constantFrom(...RunOutcome.literals),
   })
 
@@ -74,7 +74,7 @@ describe("LogLeaf.decode", () => {
     ["whitespace", TEXT.replace('"records":7', '"records": 7')],
     ["a number written another way", TEXT.replace('"records":7', '"records":7.0')],
     ["an extra field", TEXT.replace('"records":7', '"extra":1,"records":7')],
-    ["no records", TEXT.replace('"records":7', '"records":0')],
+    ["a negative record count", TEXT.replace('"records":7', '"records":-1')],
     ["an unknown outcome", TEXT.replace("succeeded", "vanished")],
     ["an uppercase chain head", TEXT.replace("ab".repeat(32), "AB".repeat(32))],
     ["not JSON", "agentplane-log-leaf/1\n{"],

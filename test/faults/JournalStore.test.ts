@@ -143,6 +143,10 @@ const scenarios = [
       Faults.after("journal", "INSERT"),
       Faults.after("run_lease", "UPDATE"),
       Faults.before("run_outcome", "INSERT"),
+      // The tenant's first seal inserts its log counter (`LogSequence`): the position is taken
+      // in the same statement, so a kill after it leaves no position spent.
+      Faults.before("log_sequence", "INSERT"),
+      Faults.after("log_sequence", "INSERT"),
       Faults.before("run_seal", "INSERT"),
       Faults.after("run_seal", "INSERT"),
       Faults.atCommit("run_seal", "INSERT"),
@@ -161,7 +165,12 @@ const scenarios = [
   ),
   Faults.scenario(
     "seal freezing a run",
-    [Faults.before("run_seal", "INSERT"), Faults.after("run_seal", "INSERT"), Faults.atCommit("run_seal", "INSERT")],
+    [
+      Faults.after("log_sequence", "INSERT"),
+      Faults.before("run_seal", "INSERT"),
+      Faults.after("run_seal", "INSERT"),
+      Faults.atCommit("run_seal", "INSERT"),
+    ],
     () => {
       const run = generateRunId()
       return {

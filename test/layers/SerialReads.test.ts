@@ -10,6 +10,7 @@ import { describe, inject, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as Migrations from "../../src/layers/Migrations.js"
 import * as SerialReads from "../../src/layers/migrations/pg/0008_serial_reads.js"
+import * as TransparencyLog from "../../src/layers/migrations/pg/0009_transparency_log.js"
 import * as PgBackend from "../../src/layers/PgBackend.js"
 import { assert } from "../support/Assert.js"
 
@@ -49,7 +50,7 @@ describe("serial reads (pg)", () => {
       // The migration names every table the schema has: a table added later without it fails here.
       assert.deepStrictEqual(
         tables.map((t) => t.name),
-        [...SerialReads.TABLES].sort(),
+        [...SerialReads.TABLES, ...TransparencyLog.TABLES].sort(),
       )
       for (const { name } of tables) {
         const whole = yield* gathers(`SELECT count(*) FROM ${name}`)

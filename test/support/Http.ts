@@ -35,6 +35,7 @@ export const policy: Policy.File = {
     { action: "api:event.deliver", roles: ["producer"] },
     { action: "api:admin.halt", roles: ["admin"] },
     { action: "api:run.*", roles: ["reviewer"] },
+    { action: "api:log.read", roles: ["reviewer"] },
   ],
 }
 

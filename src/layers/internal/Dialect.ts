@@ -76,8 +76,6 @@ export interface Dialect {
   readonly least: string
   /** The next conclusion ordinal. pg: a sequence; sqlite has none and takes MAX + 1, safe under its write lock. */
   readonly nextOrdinal: string
-  /** The next log position of a seal. pg: a sequence; sqlite: MAX + 1 under its write lock. */
-  readonly nextLogPosition: string
   /**
    * Serialises the transactions that lock one of `names` until they end. pg: one transaction-scoped
    * advisory lock per name, in the order given (every caller sorts, so two lockers never wait on
@@ -265,7 +263,6 @@ export const make: Effect.Effect<Dialect, never, SqlClient.SqlClient> = Effect.g
     now: pg ? "CAST(FLOOR(EXTRACT(EPOCH FROM now())) AS BIGINT)" : "CAST(strftime('%s', 'now') AS INTEGER)",
     least: pg ? "LEAST" : "MIN",
     nextOrdinal: pg ? "nextval('run_conclusion_ordinal')" : "(SELECT COALESCE(MAX(ordinal), 0) + 1 FROM run_outcome)",
-    nextLogPosition: pg ? "nextval('run_log_position')" : "(SELECT COALESCE(MAX(log_position), 0) + 1 FROM run_seal)",
     lockNames: (names) => (pg ? Effect.forEach(names, (n) => lockName(n), { discard: true }) : Effect.void),
     admissionLock: (tenant) => (pg ? Effect.asVoid(lockAdmission(tenant)) : Effect.void),
     cappedSum: (column) =>

@@ -38,6 +38,8 @@ export const OpenedRow = Schema.Struct({ ok: Int8, claimed: Int8, leased: Int8, 
 
 export const SealRow = Schema.Struct({ outcome: Journal.RunOutcome })
 export const SealedRow = Schema.Struct({ run_id: RunId, indexed: Int8 })
+/** The log position a seal took (`LogSequence`). */
+export const PositionRow = Schema.Struct({ position: Int8 })
 export const SealedWithRow = Schema.Struct({
   written: Int8,
   touched: Int8,

@@ -6,6 +6,7 @@
  */
 import * as Dialect from "./Dialect.js"
 import { OpenedRow, SealedWithRow, WrittenRow } from "./JournalRows.js"
+import * as LogSequence from "./LogSequence.js"
 
 export const make = (dialect: Dialect.Dialect) => {
   /**
@@ -166,7 +167,8 @@ export const make = (dialect: Dialect.Dialect) => {
   /**
    * pg: a seal with its last batch, on a remembered head, in one statement: `writeAtOnce`'s
    * guarded records and activity touch, then what `sealAtOnce` writes (the lease released, the
-   * outcome indexed, the seal row), each only if the guard passed. Parameters: `writeAtOnce`'s,
+   * outcome indexed, the log position taken (`LogSequence`), the seal row), each only if the
+   * guard passed. Parameters: `writeAtOnce`'s,
    * then the outcome indexed, the seal's outcome and the chain head (the batch's last hash). The
    * seal row has no ON CONFLICT: a seal the guard's snapshot missed fails the statement whole
    * rather than leave the batch written and the run unsealed.
@@ -191,7 +193,9 @@ export const make = (dialect: Dialect.Dialect) => {
         1,
         ", ",
         at,
-        `, ${dialect.nextOrdinal} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal RETURNING run_id), sealed AS (INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at) SELECT `,
+        `, ${dialect.nextOrdinal} FROM ok ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal RETURNING run_id), sequenced AS (INSERT INTO log_sequence (tenant, size) SELECT `,
+        0,
+        `, 1 FROM ok ${LogSequence.NEXT}), sealed AS (INSERT INTO run_seal (tenant, run_id, outcome, chain_head, log_position, sealed_at) SELECT `,
         0,
         ", ",
         1,
@@ -199,7 +203,7 @@ export const make = (dialect: Dialect.Dialect) => {
         at + 1,
         ", CAST(",
         at + 2,
-        ` AS BYTEA), ${dialect.nextLogPosition}, ${dialect.now} FROM ok RETURNING run_id)`,
+        ` AS BYTEA), (SELECT position FROM sequenced), ${dialect.now} FROM ok RETURNING run_id)`,
         // The drop is idempotent (a missing timer is already disarmed), so its count is not read.
         ...(drop
           ? [

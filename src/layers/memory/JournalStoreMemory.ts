@@ -18,6 +18,7 @@ import * as Digest from "../../domain/Digest.js"
 import type { EffectKey } from "../../domain/EffectKey.js"
 import { type CaseId, Epoch, type RunId, Seq } from "../../domain/Ids.js"
 import * as Journal from "../../domain/Journal.js"
+import { LogLeaf } from "../../domain/LogLeaf.js"
 import type { Tenant, TenantId } from "../../domain/Tenant.js"
 import { Timestamp } from "../../domain/Time.js"
 import { Halted } from "../../errors/QuotaError.js"
@@ -37,6 +38,7 @@ import {
 import { type Alongside, type AppendOptions, JournalStore } from "../../services/JournalStore.js"
 import * as Halts from "./internal/Halts.js"
 import { clampLimit, compareText, perTenantEither } from "./internal/Memory.js"
+import * as Sequenced from "./internal/Sequenced.js"
 
 /** One stored record: its position, what the indexes need, and the bytes it was hashed over. */
 interface Row {
@@ -58,7 +60,7 @@ interface LeaseRow {
   readonly expiresAt: number
 }
 
-/** A run's seal; the log position orders seals, so the transparency log can be built from them later. */
+/** A run's seal; its log position is its leaf's place in the tenant's log (`Sequenced`). */
 interface Seal {
   readonly outcome: Journal.RunOutcome
   readonly chainHead: Digest.Digest
@@ -82,10 +84,13 @@ interface Tables {
 }
 
 /** `halts`: the emergency stops an opening append checks, shared with the quota store of the same build (`MemoryBackend`). */
-export const make = (halts: Halts.Halts = Halts.make()): Effect.Effect<typeof JournalStore.Service> =>
-  Effect.sync(() => store(halts))
+/** `sequenced`: the tenants' sealed leaves, shared with the log store of the same build (`MemoryBackend`). */
+export const make = (
+  halts: Halts.Halts = Halts.make(),
+  sequenced: Sequenced.Sequenced = Sequenced.make(),
+): Effect.Effect<typeof JournalStore.Service> => Effect.sync(() => store(halts, sequenced))
 
-const store = (halts: Halts.Halts): typeof JournalStore.Service => {
+const store = (halts: Halts.Halts, sequenced: Sequenced.Sequenced): typeof JournalStore.Service => {
   const tables = perTenantEither(
     (): Tables => ({
       journal: new Map(),
@@ -97,9 +102,12 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
       cancels: new Map(),
     }),
   )
-  // Across tenants, as the database sequences are: only their order within a tenant is observable.
+  // Across tenants, as the database sequence is: only their order within a tenant is observable.
   let lastOrdinal = 0
-  let lastLogPosition = 0
+
+  /** The run's leaf appended to the tenant's log: its position, dense from 0 per tenant. */
+  const sequence = (tenant: TenantId, run: RunId, outcome: Journal.RunOutcome, head: Journal.Head): number =>
+    sequenced.push(tenant, new LogLeaf({ run, chainHead: head.hash, records: head.seq, outcome }))
 
   /** Runs `f` on the caller's tenant's tables at the clock's current whole second, in one synchronous step. */
   const atomically = <R extends Either.Either<unknown, unknown>>(
@@ -123,11 +131,13 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
       : Effect.flatMap(Effect.context<Tenant>(), (context) =>
           atomically((t, now, tenant): Either.Either<A, E | Backend> => {
             const before = snapshot(t, run, batch)
+            const logSize = sequenced.size(tenant)
             const done = f(t, now, tenant)
             if (Either.isLeft(done)) return done
             const ran = Effect.runSyncExit(Effect.provide(alongside, context))
             if (Exit.isSuccess(ran)) return done
             restore(t, run, before)
+            sequenced.truncate(tenant, logSize)
             return Either.left(
               Option.getOrElse(
                 Cause.failureOption(ran.cause),
@@ -223,6 +233,7 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
   const importTo = (
     tables: Tables,
     now: number,
+    tenant: TenantId,
     records: ReadonlyArray<Journal.Verbatim>,
     seals: ReadonlyArray<Journal.ImportSeal>,
   ): Either.Either<number, RecordRefused> => {
@@ -285,12 +296,11 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
       tables.outcomes.set(run, { outcome, ordinal: lastOrdinal })
     }
     for (const seal of seals) {
-      lastLogPosition += 1
       const head = headOf(tables.journal.get(seal.run) ?? [])
       tables.seals.set(seal.run, {
         outcome: seal.outcome,
         chainHead: head.hash,
-        logPosition: lastLogPosition,
+        logPosition: sequence(tenant, seal.run, seal.outcome, head),
         sealedAt: now,
       })
       // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live.
@@ -438,7 +448,7 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
         run,
         last ?? [],
         alongside,
-        (tables, now): Either.Either<Digest.Digest, AppendError | CancelPending> => {
+        (tables, now, tenant): Either.Either<Digest.Digest, AppendError | CancelPending> => {
           // Same check as append: the head sealed here is the last one any holder wrote.
           const refused = mustHold(tables, run, epoch)
           if (refused !== undefined) return Either.left(refused)
@@ -450,8 +460,8 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
             if (Either.isLeft(appended)) return Either.left(appended.left)
           }
           const head = headOf(tables.journal.get(run) ?? [])
-          lastLogPosition += 1
-          tables.seals.set(run, { outcome, chainHead: head.hash, logPosition: lastLogPosition, sealedAt: now })
+          const logPosition = sequence(tenant, run, outcome, head)
+          tables.seals.set(run, { outcome, chainHead: head.hash, logPosition, sealedAt: now })
           // A bare seal (no conclusion record of its own) still indexes its outcome.
           if (!(last ?? []).some((a) => a.kind.kind === "RunSealed")) {
             lastOrdinal += 1
@@ -592,7 +602,8 @@ const store = (halts: Halts.Halts): typeof JournalStore.Service => {
         ),
       ),
 
-    importRecords: (records, seals) => atomically((tables, now) => importTo(tables, now, records, seals)),
+    importRecords: (records, seals) =>
+      atomically((tables, now, tenant) => importTo(tables, now, tenant, records, seals)),
 
     // One process holds this journal; nothing else shares it.
     isShared: false,

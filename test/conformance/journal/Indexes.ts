@@ -2,9 +2,8 @@
  * §6.3.5, 6.5–6.7: seal, the derived indexes (outcome, admission, case history, recent activity),
  * cancellation requests, `isShared`, and one tenant's journal invisible to another.
  */
-import { SqlClient } from "@effect/sql"
 import { describe } from "@effect/vitest"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import * as Digest from "../../../src/domain/Digest.js"
 import { Epoch, generateCaseId, generateRunId } from "../../../src/domain/Ids.js"
 import { Tenant } from "../../../src/domain/Tenant.js"
@@ -12,14 +11,13 @@ import { Timestamp } from "../../../src/domain/Time.js"
 import { DuplicateAdmission, Fenced, RunSealed } from "../../../src/errors/StoreError.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
-import { asFreshTenant, type Backend, freshTenant, type SqlTester } from "../../support/Backend.js"
+import { asFreshTenant, type Backend, freshTenant } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
 import { admitted, concluded, leased, note, one, type Tester, written } from "./Fixtures.js"
 
 const FAR = Timestamp.make(4_000_000_000)
-const Position = Schema.Array(Schema.Struct({ log_position: Schema.Union(Schema.Number, Schema.NumberFromString) }))
 
-export const indexes = (test: Tester, sqlTest: Option.Option<SqlTester>, backend: Backend) => {
+export const indexes = (test: Tester, backend: Backend) => {
   describe("seal", () => {
     test("returns the chain head; an unwritten run seals at ZERO", () =>
       asFreshTenant(
@@ -31,29 +29,6 @@ export const indexes = (test: Tester, sqlTest: Option.Option<SqlTester>, backend
           assert.strictEqual(yield* store.seal(b.run, b.epoch, "swept"), Digest.ZERO)
         }),
       ))
-
-    // The log position is a column the stores never return: only a database has it to read.
-    if (Option.isSome(sqlTest))
-      sqlTest.value("returns the chain head and records a rising log position", () =>
-        asFreshTenant(
-          Effect.gen(function* () {
-            const store = yield* JournalStore
-            const sql = yield* SqlClient.SqlClient
-            const tenant = yield* Tenant
-            const a = yield* written(3)
-            const b = yield* leased()
-            assert.strictEqual(yield* store.seal(a.run, a.epoch, "succeeded"), a.records[2]?.hash)
-            // An unwritten run seals at ZERO.
-            assert.strictEqual(yield* store.seal(b.run, b.epoch, "swept"), Digest.ZERO)
-            const rows = yield* sql`SELECT log_position FROM run_seal WHERE tenant = ${tenant}
-                                   AND run_id IN (${a.run}, ${b.run}) ORDER BY run_id`.pipe(
-              Effect.flatMap(Schema.decodeUnknown(Position)),
-            )
-            const [pa, pb] = rows.map((r) => r.log_position)
-            assert.isTrue(pa !== undefined && pb !== undefined && pa >= 1 && pb > pa, `positions ${pa}, ${pb}`)
-          }),
-        ),
-      )
 
     test("the seal releases the lease it sealed under, with or without a last batch; a refused seal keeps it", () =>
       asFreshTenant(

@@ -1,0 +1,73 @@
+/**
+ * LogStore in process memory: each tenant's integrated size, complete subtrees and checkpoints in
+ * maps, integrated from the leaves the memory journal store sequenced (`Sequenced`). Every verb is
+ * one synchronous step, so an integration is whole or absent and two callers never integrate a
+ * leaf twice.
+ */
+import { Effect, Either, Option } from "effect"
+import type { Digest } from "../../domain/Digest.js"
+import * as LogKey from "../../domain/LogKey.js"
+import * as LogLeaf from "../../domain/LogLeaf.js"
+import * as MerkleNodes from "../../domain/MerkleNodes.js"
+import { RunNotLogged } from "../../errors/LogError.js"
+import type { LogStore, StoredCheckpoint } from "../../services/LogStore.js"
+import * as LogRules from "../internal/LogRules.js"
+import { clampLimit, perTenantEither } from "./internal/Memory.js"
+import * as Sequenced from "./internal/Sequenced.js"
+
+interface State {
+  size: number
+  readonly nodes: Map<string, Digest>
+  readonly checkpoints: Map<number, StoredCheckpoint>
+}
+
+/** `sequenced`: the leaves of the memory journal store of the same build (`MemoryBackend`). */
+export const make = (sequenced: Sequenced.Sequenced = Sequenced.make()): Effect.Effect<typeof LogStore.Service> =>
+  Effect.sync(() => {
+    const tenants = perTenantEither((): State => ({ size: 0, nodes: new Map(), checkpoints: new Map() }))
+    // Nothing here is decoded from storage, so a missing subtree would be this module's own bug.
+    const lookupIn =
+      (s: State): MerkleNodes.Lookup =>
+      (level, index) => {
+        const hash = s.nodes.get(`${level}/${index}`)
+        if (hash === undefined) throw new Error(`the memory log lost subtree ${level}/${index}`)
+        return hash
+      }
+    return {
+      integrate: (key, now, max) =>
+        tenants((s, tenant) => {
+          const leaves = sequenced.from(tenant, s.size, clampLimit(max))
+          if (leaves.length === 0) return Either.right({ leaves: 0, size: s.size })
+          const lookup = lookupIn(s)
+          const edge = MerkleNodes.rootPlan(s.size).nodes.map((n) => lookup(n.level, n.index))
+          const done = MerkleNodes.integrate(s.size, edge, leaves.map(LogLeaf.hash))
+          const note = LogKey.sign(key, tenant, done.size, done.root)
+          if (Either.isLeft(note)) return Either.left(note.left)
+          for (const n of done.nodes) s.nodes.set(`${n.level}/${n.index}`, n.hash)
+          s.size = done.size
+          s.checkpoints.set(done.size, { size: done.size, root: done.root, note: note.right, signedAt: now })
+          return Either.right({ leaves: leaves.length, size: done.size })
+        }),
+      checkpoint: () => tenants((s) => Either.right(Option.fromNullable(s.checkpoints.get(s.size)))),
+      checkpointAt: (size) => tenants((s) => Either.right(Option.fromNullable(s.checkpoints.get(size)))),
+      inclusionProof: (run, size) =>
+        tenants((s, tenant) => {
+          const position = sequenced.positionOf(tenant, run)
+          if (position === undefined) return Either.left(new RunNotLogged({ run }))
+          const refused = LogRules.inclusion(run, position, size, s.size)
+          if (Either.isLeft(refused)) return Either.left(refused.left)
+          const [leaf] = sequenced.from(tenant, position, 1)
+          if (leaf === undefined) return Either.left(new RunNotLogged({ run }))
+          return Either.right({
+            index: position,
+            size,
+            leaf,
+            proof: MerkleNodes.inclusionProof(position, size, lookupIn(s)),
+          })
+        }),
+      consistencyProof: (from, to) =>
+        tenants((s) =>
+          Either.map(LogRules.consistency(from, to, s.size), () => MerkleNodes.consistencyProof(from, to, lookupIn(s))),
+        ),
+    }
+  })

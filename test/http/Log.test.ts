@@ -1,0 +1,81 @@
+/**
+ * `GET /log/checkpoint`, `/log/inclusion`, `/log/consistency` on each backend (§6.5): what an
+ * auditor fetches with curl verifies offline (the note under the verifier key, the proofs with
+ * RFC 9162's checks); a size left out is the latest; each refusal has its status; another
+ * tenant's log is its own; a caller without `api:log.read` is 403.
+ */
+import { describe, layer } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import * as Checkpoint from "../../src/domain/Checkpoint.js"
+import { Digest } from "../../src/domain/Digest.js"
+import { generateRunId } from "../../src/domain/Ids.js"
+import * as MerkleProof from "../../src/domain/MerkleProof.js"
+import { JournalStore } from "../../src/services/JournalStore.js"
+import { LogStore } from "../../src/services/LogStore.js"
+import { deploymentKey, NOW, sealed } from "../conformance/log/Fixtures.js"
+import { assert } from "../support/Assert.js"
+import * as Http from "../support/Http.js"
+
+// biome-ignore lint/suspicious/noExplicitAny: the answer is plain JSON, read by path.
+type Json = any
+
+for (const backend of Http.backends()) {
+  describe(`http transparency log (${backend.name})`, () => {
+    layer(backend.layer, { excludeTestServices: true })((it) => {
+      it.effect("the checkpoint and proofs an auditor fetches verify offline; refusals have their statuses", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const { key, verifier } = deploymentKey()
+            const none = yield* f.raw("GET", "/log/checkpoint", { as: "rita" })
+            assert.deepStrictEqual([none.status, (none.json as Json)._tag], [404, "NotFound"])
+            const runs = yield* f.inTenant(
+              Effect.gen(function* () {
+                const store = yield* JournalStore
+                const log = yield* LogStore
+                const made = []
+                for (let i = 0; i < 3; i++) made.push(yield* sealed(store, i))
+                yield* log.integrate(key, NOW, 10)
+                for (let i = 3; i < 5; i++) made.push(yield* sealed(store, i))
+                yield* log.integrate(key, NOW, 10)
+                return made
+              }),
+            )
+            const got = yield* f.raw("GET", "/log/checkpoint", { as: "rita" })
+            assert.strictEqual(got.status, 200)
+            const cp = got.json as Json
+            const opened = Either.getOrThrow(Checkpoint.open(cp.note, [verifier]))
+            assert.deepStrictEqual([opened.size, opened.root], [5, cp.root])
+
+            const target = runs[1]
+            const inc = (yield* f.raw("GET", `/log/inclusion?run=${target?.run}`, { as: "rita" })).json as Json
+            assert.deepStrictEqual([inc.index, inc.size], [1, 5])
+            const ok = MerkleProof.verifyInclusion(1, 5, Digest.make(inc.leafHash), inc.proof, opened.root)
+            assert.isTrue(Either.isRight(ok))
+            const at3 = (yield* f.raw("GET", `/log/inclusion?run=${target?.run}&size=3`, { as: "rita" })).json as Json
+            assert.strictEqual(at3.size, 3)
+
+            const con = (yield* f.raw("GET", "/log/consistency?from=3", { as: "rita" })).json as Json
+            assert.deepStrictEqual([con.from, con.to], [3, 5])
+            const older = yield* f.inTenant(Effect.flatMap(LogStore, (log) => log.checkpointAt(3)))
+            if (older._tag === "None") return assert.fail("no checkpoint at 3")
+            const consistent = MerkleProof.verifyConsistency(3, 5, con.proof, older.value.root, opened.root)
+            assert.isTrue(Either.isRight(consistent))
+
+            const status = (path: string, as: Http.CallerName = "rita") =>
+              Effect.map(f.raw("GET", path, { as }), (r) => [r.status, (r.json as Json)?._tag])
+            assert.deepStrictEqual(yield* status(`/log/inclusion?run=${generateRunId()}`), [404, "RunNotLogged"])
+            assert.deepStrictEqual(yield* status(`/log/inclusion?run=${target?.run}&size=9`), [422, "SizeBeyondLog"])
+            assert.deepStrictEqual(yield* status(`/log/inclusion?run=${target?.run}&size=1`), [422, "RunOutsideSize"])
+            assert.deepStrictEqual(yield* status("/log/consistency?from=4&to=2"), [422, "SizesUnordered"])
+            assert.deepStrictEqual(yield* status("/log/consistency?from=x"), [422, "InvalidRequest"])
+            const late = yield* f.inTenant(Effect.flatMap(JournalStore, (store) => sealed(store, 5)))
+            assert.deepStrictEqual(yield* status(`/log/inclusion?run=${late.run}`), [409, "RunNotIntegrated"])
+            // Tenant B's log is its own (empty); a producer may not read the log.
+            assert.deepStrictEqual(yield* status("/log/checkpoint", "bob"), [404, "NotFound"])
+            assert.deepStrictEqual(yield* status("/log/checkpoint", "pat"), [403, "Forbidden"])
+          }),
+        ),
+      )
+    })
+  })
+}
