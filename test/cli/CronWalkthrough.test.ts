@@ -7,12 +7,29 @@
  * PostgreSQL.
  */
 import { randomUUID } from "node:crypto"
+import { rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Either } from "effect"
 import { describe, it } from "vitest"
+import * as CedarTranslation from "../../src/http/CedarTranslation.js"
+import * as Policy from "../../src/http/Policy.js"
 import * as Serving from "../runtime-process/Serving.js"
 import { assert } from "../support/Assert.js"
 import { cli, postgres, serve, sqlite } from "../support/Cli.js"
 
 const RUNS = "examples/refund/Serve.ts"
+
+/** One Cedar bundle for the routes (the tenancy's JSON policy, translated) and the runs (every effect permitted), in a file of its own. */
+const bundleOf = (policyJson: string): string => {
+  const routes = Either.getOrThrow(Policy.parse(policyJson, "tenancy"))
+  const path = join(tmpdir(), `cron-policy-${randomUUID()}.cedar`)
+  writeFileSync(
+    path,
+    `${CedarTranslation.translate(routes)}\n@id("runs")\npermit (principal, action in Agentplane::Action::"effect", resource);\n`,
+  )
+  return path
+}
 
 for (const backend of [sqlite, postgres]) {
   describe(`the refund walkthrough with sweep --runs from cron (${backend.name})`, () => {
@@ -22,9 +39,9 @@ for (const backend of [sqlite, postgres]) {
       const { store, drop } = await backend.make()
       // The agent proposing the refund is `invoice-bot`; the reviewer `alice` may decide it.
       const t = Serving.tenancy("invoice-bot")
-      const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", RUNS], {
+      const policy = bundleOf(t.policyJson)
+      const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", RUNS, "--policy", policy], {
         AGENTPLANE_TOKENS_JSON: t.tokensJson,
-        AGENTPLANE_POLICY_JSON: t.policyJson,
       })
       try {
         const base = await server.address
@@ -58,9 +75,13 @@ for (const backend of [sqlite, postgres]) {
         const fired: Array<number> = []
         for (let tick = 0; tick < 60 && view.outcome !== "succeeded"; tick++) {
           await new Promise((resolve) => setTimeout(resolve, 1000))
-          const swept = await cli(["sweep", "--store", store, "--tenant", t.tenant, "--runs", RUNS], {
-            AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60",
-          })
+          // The bundle `serve` took: the woken run goes on under the policy it was admitted under.
+          const swept = await cli(
+            ["sweep", "--store", store, "--tenant", t.tenant, "--runs", RUNS, "--policy", policy],
+            {
+              AGENTPLANE_SQLITE_BUSY_TIMEOUT: "60",
+            },
+          )
           const report = JSON.parse(swept.stdout) as { timersFired: number; wakeFailures: number }
           assert.strictEqual(report.wakeFailures, 0, swept.stdout)
           fired.push(report.timersFired)
@@ -81,6 +102,7 @@ for (const backend of [sqlite, postgres]) {
         server.child.kill("SIGTERM")
         await server.done
         await drop()
+        rmSync(policy, { force: true })
       }
     })
   })
