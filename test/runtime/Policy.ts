@@ -30,7 +30,7 @@ import * as Run from "../../src/domain/Run.js"
 import { EXPIRY_ACTOR, Decision as TaskDecision } from "../../src/domain/Task.js"
 import type { Tenant } from "../../src/domain/Tenant.js"
 import { Timestamp } from "../../src/domain/Time.js"
-import type { PolicyDenied } from "../../src/errors/PolicyError.js"
+import { type PolicyDenied, PolicyUnavailable } from "../../src/errors/PolicyError.js"
 import * as PolicyEngineCedar from "../../src/layers/PolicyEngineCedar.js"
 import * as Bundle from "../../src/policy/Bundle.js"
 import * as EffectKind from "../../src/runtime/EffectKind.js"
@@ -537,6 +537,35 @@ export const suite = (backend: Backend.Backend) =>
           expect(resumed).toBe(1)
           expect([a.asked.map((r) => r.action), counter.get("policy.send")]).toEqual([["policy.send"], 1])
         }).pipe(Backend.asFreshTenant)
+      },
+    )
+
+    it.live(
+      "an engine that cannot answer is no decision: nothing acts or is journaled as refused; a Resume asks again",
+      () => {
+        const counter = new Support.Counter()
+        const def = sendOnly("policy.fault", kinds(counter))
+        let healthy = false
+        const engine = PolicyEngine.PolicyEngine.of({
+          bundle: { digest: Digest.of("flaky"), source: "flaky" },
+          decide: () =>
+            healthy
+              ? Effect.succeed(Decision.Allow())
+              : Effect.fail(new PolicyUnavailable({ detail: "evaluator down" })),
+        })
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const failed = yield* admit(def, "x", "operator")
+          expect(failed.status._tag).toBe("Failed")
+          expect(counter.get("policy.send")).toBe(0)
+          const records = yield* Support.journalOf(failed.run)
+          expect(Support.recordsOfKind(records, "PolicyDenied")).toEqual([])
+          expect(Support.recordsOfKind(records, "RunSealed")[0]?.kind.reason).toContain("evaluator down")
+          healthy = true
+          const resumed = yield* rt.resume(failed.run)
+          expect(resumed.status._tag).toBe("Succeeded")
+          expect(counter.get("policy.send")).toBe(1)
+        }).pipe(Support.on(Support.runtime(backend, [def], { policy: withEngine(engine) })), Backend.asFreshTenant)
       },
     )
 
