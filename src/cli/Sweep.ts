@@ -46,7 +46,7 @@ const tenant = Options.text("tenant").pipe(
 
 const policy = Options.text("policy").pipe(
   Options.withDescription(
-    "the Cedar bundle the tenant's runs were admitted under, as `serve --policy` took it (env AGENTPLANE_POLICY); without it a woken run is not resumed",
+    "the Cedar bundle the tenant's runs were admitted under, as `serve --policy` took it (env AGENTPLANE_POLICY); absent, a woken run is not resumed (a wake failure)",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_POLICY")),
   Options.optional,
