@@ -24,7 +24,7 @@ for (const backend of [sqlite, postgres]) {
       const t = Serving.tenancy("invoice-bot")
       const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", RUNS], {
         AGENTPLANE_TOKENS_JSON: t.tokensJson,
-        AGENTPLANE_POLICY_JSON: t.policyJson,
+        AGENTPLANE_POLICY: t.policy,
       })
       try {
         const base = await server.address

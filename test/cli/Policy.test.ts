@@ -124,7 +124,18 @@ describe("agentplane policy", () => {
   it("translate prints a JSON route policy as Cedar that serves as a bundle of its own; a bad file exits 1", {
     timeout: 180_000,
   }, async () => {
-    const printed = await cli(["policy", "translate", join("examples", "demo-policy.json")])
+    const json = `${scratchFile("routes")}.json`
+    bundles.push(json)
+    writeFileSync(
+      json,
+      JSON.stringify({
+        allow: [
+          { action: "api:task.*", roles: ["reviewer"] },
+          { action: "api:event.deliver", roles: ["agent"] },
+        ],
+      }),
+    )
+    const printed = await cli(["policy", "translate", json])
     assert.strictEqual(printed.code, 0, printed.stderr)
     assert.match(printed.stdout, /permit \(\n {2}principal in Agentplane::Role::"reviewer"/)
     const file = `${scratchFile("translated")}.cedar`

@@ -123,7 +123,7 @@ for (const backend of [sqlite, postgres]) {
           "--tokens",
           join("examples", "demo-tokens.json"),
           "--policy",
-          join("examples", "demo-policy.json"),
+          join("examples", "demo-policy"),
           "--sweep-every",
           "1",
           "--event-grace",
@@ -189,7 +189,7 @@ describe("agentplane sweep (postgres timeouts)", () => {
 const startSleepingRun = async (store: string, acts: string, tenancy: Serving.Tenancy, secs: number) => {
   const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", "test/runtime-process/Workload.ts"], {
     AGENTPLANE_TOKENS_JSON: tenancy.tokensJson,
-    AGENTPLANE_POLICY_JSON: tenancy.policyJson,
+    AGENTPLANE_POLICY: tenancy.policy,
     WORKLOAD_ACTS: acts,
   })
   try {
