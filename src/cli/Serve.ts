@@ -128,7 +128,7 @@ export interface ServeOptions {
 }
 
 /**
- * The routes' policy: the Cedar bundle at `path` (`Bundle.read`: a directory of `*.cedar` and
+ * The routes' policy: the Cedar bundle `--policy` names (`Bundle.read`: a directory of `*.cedar` and
  * `*.cedarschema` files, or one `*.cedar` file), validated against the schema, as the engine
  * `CedarAuthorizer` asks. A bundle that cannot be read or does not validate refuses the start
  * with every problem the validator named. A JSON allow list (a `.json` path, or the JSON itself
