@@ -5,7 +5,7 @@
  *   { "allow": [ { "action": "api:task.*", "roles": ["reviewer"] },
  *                { "action": "api:admin.halt", "roles": ["admin"] } ] }
  *
- * `serve` no longer decides routes by it: one Cedar bundle governs the routes and the runs, and a
+ * `serve` does not decide routes by it: one Cedar bundle governs the routes and the runs, and a
  * file of this form is refused with its Cedar equivalent (`CedarTranslation`). It is still read,
  * strictly, for that translation (`agentplane policy translate`, the refusal), and `allows` is
  * the reference meaning the translation and the test bundles are held to. Decision: no
