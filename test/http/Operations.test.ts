@@ -106,6 +106,7 @@ for (const backend of Http.backends()) {
               "/healthz",
               "/metrics",
               "/obligations",
+              "/policy",
               "/readyz",
               "/runs",
               "/runs/{run}",
@@ -140,6 +141,7 @@ for (const backend of Http.backends()) {
               ["POST", "/events"],
               ["PUT", "/admin/halt"],
               ["DELETE", "/admin/halt"],
+              ["GET", "/policy"],
             ] as const) {
               const answer = yield* f.raw(method, path)
               assert.strictEqual(answer.status, 401, `${method} ${path}`)
