@@ -4,7 +4,7 @@
  * `token-digest` and `seed-demo`, and `policy`, the tools for a Cedar policy bundle (§7.12). Every
  * verb that touches a store or a server takes each flag from an `AGENTPLANE_*` variable too.
  *
- *   npx agentplane serve --tokens examples/demo-tokens.json --policy examples/demo-policy.json
+ *   npx agentplane serve --tokens examples/demo-tokens.json --policy examples/demo-policy
  *
  * It runs as built JavaScript (`npm run build`, `dist/src/cli/Main.js`, the package's `bin`), so a
  * verb starts with plain node instead of paying tsx's start-up; `npx tsx src/cli/Main.ts` still

@@ -20,7 +20,7 @@ import * as JsonText from "../domain/JsonText.js"
 import * as PolicyRequest from "../domain/PolicyRequest.js"
 import { RequestMalformed } from "../errors/PolicyError.js"
 import * as CedarTranslation from "../http/CedarTranslation.js"
-import * as Policy from "../http/Policy.js"
+import * as JsonPolicy from "../http/JsonPolicy.js"
 import * as PolicyEngineCedar from "../layers/PolicyEngineCedar.js"
 import * as AgentplaneSchema from "../policy/AgentplaneSchema.js"
 import * as Bundle from "../policy/Bundle.js"
@@ -119,7 +119,7 @@ const check = (bundle: string, request: string) =>
  */
 const translate = (path: string) =>
   Effect.gen(function* () {
-    const policy = yield* Policy.fromFile(path)
+    const policy = yield* JsonPolicy.fromFile(path)
     const text = CedarTranslation.translate(policy)
     yield* PolicyEngineCedar.load(Bundle.make(path, [{ name: "routes.cedar", text }]))
     yield* Console.log(text)

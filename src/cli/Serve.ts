@@ -8,19 +8,21 @@
 import { Command, Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { HttpServer, HttpServerError } from "@effect/platform"
-import { Config, Console, Effect, Layer, Option, Schema } from "effect"
+import { Config, Console, Effect, Either, Layer, Option, Schema } from "effect"
 import * as Digest from "../domain/Digest.js"
 import * as SignedNote from "../domain/SignedNote.js"
 import * as CedarAuthorizer from "../http/CedarAuthorizer.js"
+import * as CedarTranslation from "../http/CedarTranslation.js"
 import * as Credentials from "../http/Credentials.js"
-import * as Policy from "../http/Policy.js"
+import * as JsonPolicy from "../http/JsonPolicy.js"
 import * as Readiness from "../http/Readiness.js"
 import * as RequestLog from "../http/RequestLog.js"
+import * as RouteBundle from "../http/RouteBundle.js"
 import * as Server from "../http/Server.js"
 import * as PolicyEngineCedar from "../layers/PolicyEngineCedar.js"
 import * as Bundle from "../policy/Bundle.js"
+import * as Roles from "../policy/Roles.js"
 import * as Sweeper from "../runtime/Sweeper.js"
-import * as PolicyEngineM from "../services/PolicyEngine.js"
 import { PolicyEngine } from "../services/PolicyEngine.js"
 import * as Address from "./Address.js"
 import * as Definitions from "./Definitions.js"
@@ -49,7 +51,7 @@ const tokens = Options.text("tokens").pipe(
 
 const policy = Options.text("policy").pipe(
   Options.withDescription(
-    'required: the policy: a Cedar bundle (a directory of *.cedar files, or one *.cedar file), or a .json file {"allow": [{"action", "roles"}]} (env AGENTPLANE_POLICY; or the JSON itself in AGENTPLANE_POLICY_JSON)',
+    "required: the policy, a Cedar bundle: a directory of *.cedar policies (and *.cedarschema declarations), or one *.cedar file (env AGENTPLANE_POLICY); a JSON allow list is refused, showing its Cedar equivalent",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_POLICY")),
   Options.optional,
@@ -141,31 +143,59 @@ export interface ServeOptions {
 }
 
 /**
- * The policy the runtime decides effects by (§7.12): the Cedar bundle the routes use. A JSON
- * route policy has no rules for runs, so with one the runs are allowed everything, as they were
- * before runs came under policy.
+ * The routes' policy: the Cedar bundle `--policy` names (`Bundle.read`: a directory of `*.cedar` and
+ * `*.cedarschema` files, or one `*.cedar` file), validated against the schema, as the engine
+ * `CedarAuthorizer` asks. A bundle that cannot be read or does not validate refuses the start
+ * with every problem the validator named. A JSON allow list (a `.json` path, or the JSON itself
+ * in `AGENTPLANE_POLICY_JSON`) is the older form: refused, showing its Cedar equivalent, so the
+ * operator can paste it into a bundle instead of guessing how one reads in the other.
  */
-const runPolicy = (policy: RoutePolicy): Layer.Layer<PolicyEngine> =>
-  policy._tag === "Json" ? PolicyEngineM.allowAll : Layer.succeed(PolicyEngine, policy.engine)
+const routeBundle = (
+  file: Option.Option<string>,
+): Effect.Effect<PolicyEngineCedar.Loaded, StartRefused, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const inline = yield* Config.option(Config.string(POLICY_JSON)).pipe(
+      Effect.mapError((e) => new StartRefused({ message: `${POLICY_JSON}: ${e.message}` })),
+    )
+    if (Option.isSome(inline)) return yield* refuseJson(JsonPolicy.parse(inline.value, POLICY_JSON), "")
+    if (Option.isNone(file)) {
+      return yield* new StartRefused({
+        message:
+          "serve needs a policy (without one every request would be refused): --policy <bundle> (or AGENTPLANE_POLICY=<bundle>), a directory of *.cedar files or one *.cedar file",
+      })
+    }
+    const path = file.value
+    if (path.endsWith(".json")) {
+      return yield* refuseJson(
+        yield* Effect.either(JsonPolicy.fromFile(path)),
+        `; agentplane policy translate ${path} prints it too`,
+      )
+    }
+    return yield* Bundle.read(path).pipe(
+      Effect.flatMap(PolicyEngineCedar.load),
+      Effect.mapError((e) => new StartRefused({ message: `policy ${path}: ${e.message}` })),
+    )
+  })
+
+const POLICY_JSON = "AGENTPLANE_POLICY_JSON"
 
 /**
- * The routes' policy at `path`: a `.json` file is the allow-rule policy (`Policy`); anything else
- * is a Cedar bundle, a directory of `*.cedar` (and `*.cedarschema`) files or one `*.cedar` file,
- * decided by `CedarAuthorizer`. A bundle that cannot be read or does not validate refuses the
- * start like a bad JSON policy does, naming its problems.
+ * The refusal of a JSON allow list: its Cedar translation when it reads as one (`hint` says how
+ * else to get the text), else why it does not, since a file that cannot be read cannot be
+ * translated and the operator still needs to know serve takes a bundle. The translation has no
+ * comment in it, so the one line the CLI prints (`Report.line`) is still Cedar to paste.
  */
-type RoutePolicy =
-  | { readonly _tag: "Json"; readonly policy: Policy.Policy }
-  | { readonly _tag: "Cedar"; readonly engine: PolicyEngine["Type"] }
-
-const routePolicy = (path: string): Effect.Effect<RoutePolicy, Policy.PolicyInvalid, FileSystem.FileSystem> =>
-  path.endsWith(".json")
-    ? Effect.map(Policy.fromFile(path), (p) => ({ _tag: "Json" as const, policy: p }))
-    : Bundle.read(path).pipe(
-        Effect.flatMap((bundle) => PolicyEngineCedar.load(bundle)),
-        Effect.map((loaded) => ({ _tag: "Cedar" as const, engine: PolicyEngineCedar.engine(loaded) })),
-        Effect.mapError((e) => new Policy.PolicyInvalid({ source: path, detail: e.message })),
-      )
+const refuseJson = (policy: Either.Either<JsonPolicy.Policy, JsonPolicy.PolicyInvalid>, hint: string) =>
+  Either.match(policy, {
+    onLeft: (e) =>
+      new StartRefused({
+        message: `${e.message}; besides, serve takes a Cedar bundle (a directory of *.cedar files, or one *.cedar file), not a JSON allow list`,
+      }),
+    onRight: (p) =>
+      new StartRefused({
+        message: `policy ${p.source}: serve takes a Cedar bundle (a directory of *.cedar files, or one *.cedar file), not a JSON allow list; this Cedar decides every route as the JSON did (save it as routes.cedar and give --policy routes.cedar${hint}): ${CedarTranslation.policies(p)}`,
+      }),
+  })
 
 /**
  * One of a file (flag or `AGENTPLANE_X`) and inline JSON (`AGENTPLANE_X_JSON`), exactly: neither
@@ -214,19 +244,21 @@ const build = (options: ServeOptions) =>
       Credentials.fromFile,
       Credentials.fromJson,
     )
-    const policy = yield* source(
-      "a policy (without one every request would be refused)",
-      "policy",
-      options.policy,
-      routePolicy,
-      (json, variable) => Effect.map(Policy.parse(json, variable), (p): RoutePolicy => ({ _tag: "Json", policy: p })),
+    const loaded = yield* routeBundle(options.policy)
+    // Only here are both tables at hand: a role the bundle names is checked against the credentials.
+    const unheld = Roles.unheld(loaded.bundle, credentials.roles)
+    if (unheld !== undefined) {
+      return yield* new StartRefused({
+        message: `policy ${loaded.bundle.source}: policy ${JSON.stringify(unheld.policy)} names role ${JSON.stringify(unheld.role)}, which no credential holds (held: ${credentials.roles.join(", ")})`,
+      })
+    }
+    // The authoriser, what `GET /policy` shows and the engine the runs' effects are decided by
+    // (§7.12) come from one load, so they cannot disagree: one policy for the API and the runs.
+    const runPolicy = Layer.succeed(PolicyEngine, PolicyEngineCedar.engine(loaded))
+    const authorizer = Layer.merge(
+      CedarAuthorizer.layer.pipe(Layer.provide(runPolicy)),
+      Layer.succeed(RouteBundle.RouteBundle, RouteBundle.identity(loaded.bundle, loaded.policies.values())),
     )
-    // Only here are both tables at hand: a rule's role is checked against the credentials.
-    if (policy._tag === "Json") yield* Policy.checkRoles(policy.policy, credentials.roles)
-    const authorizer =
-      policy._tag === "Json"
-        ? Policy.layer(policy.policy)
-        : CedarAuthorizer.layer.pipe(Layer.provide(Layer.succeed(PolicyEngine, policy.engine)))
     const every = options.sweepEvery ?? 0
     if (every < 0 || (options.eventGrace ?? 0) < 0) {
       return yield* new StartRefused({ message: "--sweep-every and --event-grace take a number of seconds, 0 or more" })
@@ -274,7 +306,7 @@ const build = (options: ServeOptions) =>
       docs: { credential: options.docsCredential ?? false },
       console: options.noConsole !== true,
     }).pipe(
-      Layer.provide(Layer.mergeAll(Layer.succeed(Credentials.Credentials, credentials), authorizer, runPolicy(policy))),
+      Layer.provide(Layer.mergeAll(Layer.succeed(Credentials.Credentials, credentials), authorizer, runPolicy)),
       Layer.provideMerge(Keys.stores(store, options.timeouts ?? Store.NO_TIMEOUTS, ring)),
     )
     // The sweeping fiber lives in the layer's scope: on shutdown it is interrupted first, before

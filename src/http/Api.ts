@@ -23,6 +23,7 @@ import * as CloudEvents from "./CloudEvents.js"
 import { TransparencyLog } from "./LogApi.js"
 import * as Metrics from "./Metrics.js"
 import * as Readiness from "./Readiness.js"
+import * as RouteBundle from "./RouteBundle.js"
 import { RunJournal } from "./RunJournalApi.js"
 import * as Scrape from "./Scrape.js"
 import * as Unavailable from "./Unavailable.js"
@@ -354,6 +355,16 @@ export class Admin extends HttpApiGroup.make("admin")
   .annotate(OpenApi.Description, "The emergency stop (§5.6)")
   .middleware(Authentication) {}
 
+export class Policy extends HttpApiGroup.make("policy")
+  .add(
+    HttpApiEndpoint.get("read", "/policy")
+      .addSuccess(RouteBundle.Identity)
+      .annotate(OpenApi.Summary, "The policy bundle the routes are decided by: its digest, files and policy ids"),
+  )
+  .addError(Authorized)
+  .annotate(OpenApi.Description, "The Cedar policy bundle (§7.12): its identity, never its text")
+  .middleware(Authentication) {}
+
 /**
  * Errors are listed where they can happen, so each operation's list is true: `Authorized` on
  * every authenticated group, store outages and damage where a store is read, 404 and 409 only on
@@ -370,6 +381,7 @@ export class Api extends HttpApi.make("agentplane")
   .add(TransparencyLog)
   .add(Operations)
   .add(Admin)
+  .add(Policy)
   .addError(InvalidRequest)
   .addError(PayloadTooLarge)
   .addError(UnsupportedMediaType)

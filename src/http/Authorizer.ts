@@ -3,7 +3,7 @@
  * may take it. Deny by default: an action no rule allows is refused.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, Metric, Schema } from "effect"
 import type { Caller } from "./Caller.js"
 
 /** Every action a route can name; `api:task.*` style prefixes in a policy cover several. */
@@ -27,8 +27,15 @@ export const Action = Schema.Literal(
   "api:run.start",
   "api:run.journal",
   "api:log.read",
+  "api:policy.read",
 )
 export type Action = typeof Action.Type
+
+/** Requests the authoriser refused, by action (§10). */
+export const denials = Metric.counter("agentplane.policy.denials", {
+  description: "requests the policy denied",
+  incremental: true,
+})
 
 /** The authoriser refused the caller this action. */
 export class Forbidden extends Schema.TaggedError<Forbidden>()(

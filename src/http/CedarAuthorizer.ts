@@ -16,9 +16,8 @@
 import { Effect, Layer, Metric } from "effect"
 import { Context, PolicyRequest, Principal, type Resource } from "../domain/PolicyRequest.js"
 import { PolicyEngine } from "../services/PolicyEngine.js"
-import { type Action, Authorizer, AuthorizerUnavailable, Forbidden } from "./Authorizer.js"
+import { type Action, Authorizer, AuthorizerUnavailable, denials, Forbidden } from "./Authorizer.js"
 import type { Caller } from "./Caller.js"
-import { denials } from "./Policy.js"
 
 export const layer: Layer.Layer<Authorizer, never, PolicyEngine> = Layer.effect(
   Authorizer,

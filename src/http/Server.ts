@@ -41,11 +41,13 @@ import * as Events from "./handlers/Events.js"
 import * as Health from "./handlers/Health.js"
 import * as Log from "./handlers/Log.js"
 import * as Operations from "./handlers/Operations.js"
+import * as Policy from "./handlers/Policy.js"
 import * as RunJournal from "./handlers/RunJournal.js"
 import * as Runs from "./handlers/Runs.js"
 import * as Tasks from "./handlers/Tasks.js"
 import type * as Readiness from "./Readiness.js"
 import * as RequestLog from "./RequestLog.js"
+import type { RouteBundle } from "./RouteBundle.js"
 import * as Routes from "./Routes.js"
 import * as Scrape from "./Scrape.js"
 
@@ -90,6 +92,7 @@ export const handlers = Layer.mergeAll(
   Log.layer,
   Operations.layer,
   Admin.layer,
+  Policy.layer,
 )
 
 /** The API with its handlers, authenticated from the credential table (`/metrics` by the scrape credential). */
@@ -138,7 +141,7 @@ export const layerWith = (
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError,
-  Stores.Stores | Credentials | Authorizer | Runtime.Runtime
+  Stores.Stores | Credentials | Authorizer | RouteBundle | Runtime.Runtime
 > =>
   // `HttpApiBuilder.serve(middleware)` would apply the request log after the platform has sent
   // the response, too late to answer 404/405 or add headers, so the app is wrapped here instead.
@@ -196,7 +199,7 @@ export const layer = (
 ): Layer.Layer<
   HttpServer.HttpServer | Runtime.Runtime,
   HttpServerError.ServeError,
-  Stores.Stores | Credentials | Authorizer
+  Stores.Stores | Credentials | Authorizer | RouteBundle
 > => layerWith(options).pipe(Layer.provideMerge(layerRuntime(options)))
 
 // internal

@@ -57,7 +57,7 @@ namespace Agentplane {
     "api:task.list", "api:task.read", "api:task.claim", "api:task.release", "api:task.takeover",
     "api:task.decide", "api:case.list", "api:case.read", "api:obligation.list", "api:event.deliver",
     "api:deadletter.list", "api:census.read", "api:admin.halt", "api:run.list", "api:run.read",
-    "api:run.cancel", "api:run.start", "api:run.journal", "api:log.read"
+    "api:run.cancel", "api:run.start", "api:run.journal", "api:log.read", "api:policy.read"
     in [api]
     appliesTo {
       principal: Agent,

@@ -7,29 +7,12 @@
  * PostgreSQL.
  */
 import { randomUUID } from "node:crypto"
-import { rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Either } from "effect"
 import { describe, it } from "vitest"
-import * as CedarTranslation from "../../src/http/CedarTranslation.js"
-import * as Policy from "../../src/http/Policy.js"
 import * as Serving from "../runtime-process/Serving.js"
 import { assert } from "../support/Assert.js"
 import { cli, postgres, serve, sqlite } from "../support/Cli.js"
 
 const RUNS = "examples/refund/Serve.ts"
-
-/** One Cedar bundle for the routes (the tenancy's JSON policy, translated) and the runs (every effect permitted), in a file of its own. */
-const bundleOf = (policyJson: string): string => {
-  const routes = Either.getOrThrow(Policy.parse(policyJson, "tenancy"))
-  const path = join(tmpdir(), `cron-policy-${randomUUID()}.cedar`)
-  writeFileSync(
-    path,
-    `${CedarTranslation.translate(routes)}\n@id("runs")\npermit (principal, action in Agentplane::Action::"effect", resource);\n`,
-  )
-  return path
-}
 
 for (const backend of [sqlite, postgres]) {
   describe(`the refund walkthrough with sweep --runs from cron (${backend.name})`, () => {
@@ -39,7 +22,8 @@ for (const backend of [sqlite, postgres]) {
       const { store, drop } = await backend.make()
       // The agent proposing the refund is `invoice-bot`; the reviewer `alice` may decide it.
       const t = Serving.tenancy("invoice-bot")
-      const policy = bundleOf(t.policyJson)
+      // The tenancy's bundle decides the routes and the runs alike.
+      const policy = t.policy
       const server = serve(["--store", store, "--addr", "127.0.0.1:0", "--runs", RUNS, "--policy", policy], {
         AGENTPLANE_TOKENS_JSON: t.tokensJson,
       })
@@ -102,7 +86,6 @@ for (const backend of [sqlite, postgres]) {
         server.child.kill("SIGTERM")
         await server.done
         await drop()
-        rmSync(policy, { force: true })
       }
     })
   })

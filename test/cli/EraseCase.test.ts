@@ -51,7 +51,7 @@ describe("agentplane erase-case", () => {
       "--tokens",
       join("examples", "demo-tokens.json"),
       "--policy",
-      join("examples", "demo-policy.json"),
+      join("examples", "demo-policy"),
     ])
     try {
       const base = await server.address
@@ -99,7 +99,7 @@ describe("agentplane erase-case without a key ring", () => {
         "--tokens",
         join("examples", "demo-tokens.json"),
         "--policy",
-        join("examples", "demo-policy.json"),
+        join("examples", "demo-policy"),
       ])
       try {
         const base = await server.address

@@ -20,7 +20,7 @@ const demo = (store: string) => [
   "--tokens",
   join("examples", "demo-tokens.json"),
   "--policy",
-  join("examples", "demo-policy.json"),
+  join("examples", "demo-policy"),
   "--store",
   store,
   "--addr",

@@ -124,7 +124,18 @@ describe("agentplane policy", () => {
   it("translate prints a JSON route policy as Cedar that serves as a bundle of its own; a bad file exits 1", {
     timeout: 180_000,
   }, async () => {
-    const printed = await cli(["policy", "translate", join("examples", "demo-policy.json")])
+    const json = `${scratchFile("routes")}.json`
+    bundles.push(json)
+    writeFileSync(
+      json,
+      JSON.stringify({
+        allow: [
+          { action: "api:task.*", roles: ["reviewer"] },
+          { action: "api:event.deliver", roles: ["agent"] },
+        ],
+      }),
+    )
+    const printed = await cli(["policy", "translate", json])
     assert.strictEqual(printed.code, 0, printed.stderr)
     assert.match(printed.stdout, /permit \(\n {2}principal in Agentplane::Role::"reviewer"/)
     const file = `${scratchFile("translated")}.cedar`
@@ -135,6 +146,51 @@ describe("agentplane policy", () => {
     const missing = await cli(["policy", "translate", scratchFile("absent.json")])
     assert.strictEqual(missing.code, 1)
     assert.match(missing.stderr, /cannot be read/)
+  })
+
+  it("the demo bundle validates, and decides the refund run's refund by where its amount came from", {
+    timeout: 180_000,
+  }, async () => {
+    const demo = join("examples", "demo-policy")
+    const refund = (label: "trusted" | "untrusted", provenances: ReadonlyArray<string>) =>
+      JSON.stringify({
+        principal: { capability: "refund.reviewed", governedBy: "ops", tenant: "default", admittedBy: "ops" },
+        action: "payments.refund",
+        resource: { _tag: "Case", id: "case_01JDEMO" },
+        context: {
+          mutates: true,
+          phase: "forward",
+          args: { invoice: "INV-2026-0042", amountMinor: 4000, run: "run_01JDEMO" },
+          label,
+          provenances,
+        },
+      })
+    const [valid, operator, event] = await Promise.all([
+      cli(["policy", "validate", demo]),
+      cli(["policy", "check", demo, "--request", refund("trusted", [])]),
+      cli(["policy", "check", demo, "--request", refund("untrusted", ["event:payment.captured"])]),
+    ])
+    assert.strictEqual(valid.code, 0, valid.stderr)
+    assert.deepStrictEqual((JSON.parse(valid.stdout) as { policies: ReadonlyArray<string> }).policies, [
+      "refund the operator asked for",
+      "refund steered by an event",
+      "reversals and ledger entries",
+      "agent delivers events",
+      "reviewer works cases, tasks and runs",
+      "admin operates the tenant",
+    ])
+    assert.strictEqual(operator.code, 0, operator.stderr)
+    const allow = JSON.parse(operator.stdout) as { decision: string; policies: ReadonlyArray<{ id: string }> }
+    assert.deepStrictEqual(
+      { decision: allow.decision, ids: allow.policies.map((p) => p.id) },
+      { decision: "Allow", ids: ["refund the operator asked for"] },
+    )
+    assert.strictEqual(event.code, 0, event.stderr)
+    const approval = JSON.parse(event.stdout) as { decision: string; roles: ReadonlyArray<string> }
+    assert.deepStrictEqual(
+      { decision: approval.decision, roles: approval.roles },
+      { decision: "RequireApproval", roles: ["reviewer"] },
+    )
   })
 
   it("schema prints agentplane's Cedar schema", { timeout: 180_000 }, async () => {

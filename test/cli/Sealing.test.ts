@@ -17,7 +17,7 @@ import { rawText } from "../support/RawRows.js"
 afterAll(cleanUp)
 
 const tokens = join("examples", "demo-tokens.json")
-const policy = join("examples", "demo-policy.json")
+const policy = join("examples", "demo-policy")
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 

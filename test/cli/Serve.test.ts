@@ -49,7 +49,7 @@ for (const backend of backends()) {
           addr: `127.0.0.1:${port}`,
           store: backend.store,
           tokens: Option.some(join("examples", "demo-tokens.json")),
-          policy: Option.some(join("examples", "demo-policy.json")),
+          policy: Option.some(join("examples", "demo-policy")),
         })
         yield* occupy(port)
         const refused = yield* Effect.flip(Layer.build(server))

@@ -40,7 +40,7 @@ describe("agentplane settings", () => {
       "--tokens",
       join("examples", "demo-tokens.json"),
       "--policy",
-      join("examples", "demo-policy.json"),
+      join("examples", "demo-policy"),
       "--lease-ttl",
       ttl,
     ]

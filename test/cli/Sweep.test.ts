@@ -123,7 +123,7 @@ for (const backend of [sqlite, postgres]) {
           "--tokens",
           join("examples", "demo-tokens.json"),
           "--policy",
-          join("examples", "demo-policy.json"),
+          join("examples", "demo-policy"),
           "--sweep-every",
           "1",
           "--event-grace",

@@ -125,7 +125,7 @@ export const suite = (backend: Fixture.Backend) =>
         await Browser.heading(page, "Worklist")
         await page.getByText("This credential has no worklist.").waitFor()
         const alert = await page.getByRole("alert").textContent()
-        expect(alert).toContain("403 Forbidden: no policy rule allows api:task.list for this caller")
+        expect(alert).toContain("403 Forbidden: no policy permits api:task.list")
         expect(await page.locator(`a[href="#/tasks/${refund.task}"]`).count()).toBe(0)
         expect(await page.getByRole("heading", { name: /^Yours to decide/ }).count()).toBe(0)
         await audit(page, "worklist-agent")

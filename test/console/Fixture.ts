@@ -1,11 +1,10 @@
 /**
  * A real `agentplane serve` for the console tests, on the backend's store, with two tenants:
  * A (an agent, three reviewers, alice, carl and mallory, and an operator) and B (one caller with every
- * role), the demo policy, the runs of `Definitions.ts` and a sweep every second. The tests set
+ * role), the demo policy bundle, the runs of `Definitions.ts` and a sweep every second. The tests set
  * up their data through the API, as a client would; the browser then shows it.
  */
 import { createHash, randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Serving from "../runtime-process/Serving.js"
 
@@ -44,7 +43,7 @@ export const start = async (backend: Backend, extra: ReadonlyArray<string> = [])
     { digest: digest(tokens.bea), tenant: b, actor: "bea", roles: ["agent", "reviewer", "admin"] },
   ]
   const scrapeToken = `scrape-${randomUUID()}`
-  const policy = readFileSync(join(import.meta.dirname, "..", "..", "examples", "demo-policy.json"), "utf8")
+  const policy = join(import.meta.dirname, "..", "..", "examples", "demo-policy")
   const server = await Serving.start(
     [
       "--store",
@@ -59,7 +58,7 @@ export const start = async (backend: Backend, extra: ReadonlyArray<string> = [])
       "warning",
       ...extra,
     ],
-    { AGENTPLANE_TOKENS_JSON: JSON.stringify(entries), AGENTPLANE_POLICY_JSON: policy },
+    { AGENTPLANE_TOKENS_JSON: JSON.stringify(entries), AGENTPLANE_POLICY: policy },
   )
   return { base: server.base, tokens, scrapeToken, server }
 }

@@ -109,6 +109,7 @@ for (const backend of Http.backends()) {
               "/log/inclusion",
               "/metrics",
               "/obligations",
+              "/policy",
               "/readyz",
               "/runs",
               "/runs/{run}",
@@ -146,6 +147,7 @@ for (const backend of Http.backends()) {
               ["POST", "/events"],
               ["PUT", "/admin/halt"],
               ["DELETE", "/admin/halt"],
+              ["GET", "/policy"],
             ] as const) {
               const answer = yield* f.raw(method, path)
               assert.strictEqual(answer.status, 401, `${method} ${path}`)

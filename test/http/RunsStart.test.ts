@@ -14,7 +14,6 @@ import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import type { RunId } from "../../src/domain/Ids.js"
 import { Tenant, type TenantId } from "../../src/domain/Tenant.js"
 import * as Credentials from "../../src/http/Credentials.js"
-import * as Policy from "../../src/http/Policy.js"
 import * as Readiness from "../../src/http/Readiness.js"
 import * as Server from "../../src/http/Server.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
@@ -26,6 +25,7 @@ import type * as Stores from "../../src/services/Stores.js"
 import { assert } from "../support/Assert.js"
 import * as Backend from "../support/Backend.js"
 import * as Http from "../support/Http.js"
+import * as RoutePolicy from "../support/RoutePolicy.js"
 import * as Definitions from "./Definitions.js"
 
 interface Answer {
@@ -71,7 +71,7 @@ const serving = <A, E>(body: (s: Served) => Effect.Effect<A, E, Stores.Stores>) 
         readiness: Readiness.layerAlways,
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
-        Layer.provide(Policy.layerJson(JSON.stringify(Http.policy), "test")),
+        Layer.provide(RoutePolicy.layer),
         Layer.provide(PolicyEngine.allowAll),
         Layer.provide(Layer.effectContext(Effect.context<Stores.Stores>())),
       )

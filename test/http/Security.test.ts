@@ -14,10 +14,10 @@ import * as Time from "../../src/domain/Time.js"
 import { Excluded, TaskNotFound } from "../../src/errors/ClaimError.js"
 import { NotFound } from "../../src/errors/StoreError.js"
 import { Unauthorized } from "../../src/http/Authentication.js"
+import * as Authorizer from "../../src/http/Authorizer.js"
 import { type Action, Forbidden } from "../../src/http/Authorizer.js"
 import { Caller } from "../../src/http/Caller.js"
 import { callerSource } from "../../src/http/CloudEvents.js"
-import * as Policy from "../../src/http/Policy.js"
 import * as Tasks from "../../src/runtime/Worklist.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
 import { EventStore } from "../../src/services/EventStore.js"
@@ -81,7 +81,7 @@ const halted = (f: Http.Fixture, tenant = f.tenant) =>
   )
 
 const denials = (action: Action) =>
-  Effect.map(Metric.value(Metric.tagged(Policy.denials, "action", action)), (state) => state.count)
+  Effect.map(Metric.value(Metric.tagged(Authorizer.denials, "action", action)), (state) => state.count)
 
 /** Every authenticated route, with a well-formed path and body, so only the credential can refuse it. */
 const routes = (task: TaskId, kase: string) =>
@@ -418,7 +418,7 @@ for (const backend of Http.backends()) {
                 yield* Effect.flip(f.as(name).admin.halt({ payload: { reason: "stop" } })),
                 new Forbidden({
                   action: "api:admin.halt",
-                  message: "no policy rule allows api:admin.halt for this caller",
+                  message: "no policy permits api:admin.halt",
                 }),
               )
               const raw = yield* f.raw("PUT", "/admin/halt", {

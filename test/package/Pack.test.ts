@@ -14,7 +14,16 @@
  * The server is started through `npx`, as a user would, and stopped by SIGTERM to npx's pid.
  * Every export the README documents loads from the tarball, from CommonJS as `npm init -y` makes.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from "node:fs"
 import { join } from "node:path"
 import { describe, inject, it } from "vitest"
 import * as Blocks from "../readme/Blocks.js"
@@ -212,10 +221,10 @@ describe("the packed package", () => {
 
     const copy = (name: string) => copyFileSync(join(Process.ROOT, "examples", name), join(dir, name))
     copy("demo-tokens.json")
-    copy("demo-policy.json")
+    cpSync(join(Process.ROOT, "examples", "demo-policy"), join(dir, "demo-policy"), { recursive: true })
     const server = Process.start(
       "npx",
-      ["agentplane", "serve", "--addr", "127.0.0.1:0", "--tokens", "demo-tokens.json", "--policy", "demo-policy.json"],
+      ["agentplane", "serve", "--addr", "127.0.0.1:0", "--tokens", "demo-tokens.json", "--policy", "demo-policy"],
       { cwd: dir },
     )
     try {

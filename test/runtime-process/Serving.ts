@@ -16,7 +16,8 @@ export interface Tenancy {
   readonly agent: string
   readonly reviewer: string
   readonly tokensJson: string
-  readonly policyJson: string
+  /** The Cedar route policy (`routes.cedar` beside this module), a path for `AGENTPLANE_POLICY`. */
+  readonly policy: string
 }
 
 export const tenancy = (agentActor: string): Tenancy => {
@@ -32,14 +33,7 @@ export const tenancy = (agentActor: string): Tenancy => {
       { digest: digest(agent), tenant, actor: agentActor, roles: ["agent"] },
       { digest: digest(reviewer), tenant, actor: "alice", roles: ["reviewer"] },
     ]),
-    policyJson: JSON.stringify({
-      allow: [
-        { action: "api:event.deliver", roles: ["agent"] },
-        { action: "api:task.*", roles: ["reviewer"] },
-        { action: "api:run.*", roles: ["reviewer"] },
-        { action: "api:case.*", roles: ["reviewer"] },
-      ],
-    }),
+    policy: join(import.meta.dirname, "routes.cedar"),
   }
 }
 

@@ -81,7 +81,7 @@ const serveArgs = (store: string) => [
 
 const envOf = (t: Serving.Tenancy, acts: string, hang: boolean) => ({
   AGENTPLANE_TOKENS_JSON: t.tokensJson,
-  AGENTPLANE_POLICY_JSON: t.policyJson,
+  AGENTPLANE_POLICY: t.policy,
   WORKLOAD_ACTS: acts,
   WORKLOAD_HANG: hang ? "1" : "0",
 })

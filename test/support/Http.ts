@@ -1,7 +1,7 @@
 /**
  * A real operator server on 127.0.0.1 (ephemeral port) over a test backend, with the real
- * credential table and policy, and clients derived from the `Api`. Each `withServer` call gets
- * two fresh tenants, so no test sees another's rows.
+ * credential table and the Cedar route policy (`RoutePolicy`), and clients derived from the
+ * `Api`. Each `withServer` call gets two fresh tenants, so no test sees another's rows.
  */
 import { randomBytes } from "node:crypto"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
@@ -12,7 +12,6 @@ import { Tenant as TenantTag } from "../../src/domain/Tenant.js"
 import type { Backend as BackendError } from "../../src/errors/StoreError.js"
 import { Api } from "../../src/http/Api.js"
 import * as Credentials from "../../src/http/Credentials.js"
-import * as Policy from "../../src/http/Policy.js"
 import * as Readiness from "../../src/http/Readiness.js"
 import * as Server from "../../src/http/Server.js"
 import * as RunDefinition from "../../src/runtime/RunDefinition.js"
@@ -20,24 +19,10 @@ import { Runtime } from "../../src/runtime/Runtime.js"
 import * as PolicyEngine from "../../src/services/PolicyEngine.js"
 import type * as Stores from "../../src/services/Stores.js"
 import * as Backend from "./Backend.js"
+import * as RoutePolicy from "./RoutePolicy.js"
 
 /** Both backends, each test file running its suite on each. */
 export const backends = (): ReadonlyArray<Backend.Backend> => [Backend.sqlite(), Backend.postgres(inject("pgUrl"))]
-
-/** The policy every test server runs: reviewers work the worklist, producers deliver, admins halt. */
-export const policy: Policy.File = {
-  allow: [
-    { action: "api:task.*", roles: ["reviewer"] },
-    { action: "api:case.*", roles: ["reviewer"] },
-    { action: "api:obligation.list", roles: ["reviewer"] },
-    { action: "api:deadletter.list", roles: ["reviewer"] },
-    { action: "api:census.read", roles: ["reviewer"] },
-    { action: "api:event.deliver", roles: ["producer"] },
-    { action: "api:admin.halt", roles: ["admin"] },
-    { action: "api:run.*", roles: ["reviewer"] },
-    { action: "api:log.read", roles: ["reviewer"] },
-  ],
-}
 
 /** The callers of a test server: four in tenant A, one (with every role) in tenant B. */
 export const callers = {
@@ -150,7 +135,7 @@ export const withServer = <A, E, R>(
         ...(options.docs === undefined ? {} : { docs: options.docs }),
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
-        Layer.provide(Policy.layerJson(JSON.stringify(policy), "test")),
+        Layer.provide(RoutePolicy.layer),
         // The runs the routes start are decided by a policy of their own (§7.12): here, all allowed.
         Layer.provide(PolicyEngine.allowAll),
         Layer.provide(options.stores ?? Layer.effectContext(Effect.context<Stores.Stores>())),

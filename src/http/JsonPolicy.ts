@@ -1,21 +1,27 @@
 /**
- * The policy file (§8.1): allow rules, everything else denied. JSON of exactly this shape:
+ * The JSON route policy of the older form (§8.1 before §7.12): allow rules, everything else
+ * denied. JSON of exactly this shape:
  *
  *   { "allow": [ { "action": "api:task.*", "roles": ["reviewer"] },
  *                { "action": "api:admin.halt", "roles": ["admin"] } ] }
  *
+ * `serve` does not decide routes by it: one Cedar bundle governs the routes and the runs, and a
+ * file of this form is refused with its Cedar equivalent (`CedarTranslation`). It is still read,
+ * strictly, for that translation (`agentplane policy translate`, the refusal), and `allows` is
+ * the reference meaning the translation and the test bundles are held to. Decision: no
+ * authoriser of this form is kept, so nothing can serve routes under a policy other than the
+ * bundle's, and there is one place (`CedarAuthorizer`) where a route is decided.
+ *
  * `action` is one action (`Authorizer.Action`) or a family `<prefix>.*` covering every action
  * that starts with `<prefix>.`; `roles` is a non-empty list. A caller may take an action when
  * some rule covering it lists one of the caller's roles. An unknown action, a pattern covering no
- * action, an empty role list, an empty `allow` list or an unknown field refuses the policy with
- * `PolicyInvalid`, and the server does not start: a typo must not silently deny (or, worse,
- * silently allow) anything. `serve` also refuses a rule naming a role no credential holds
- * (`checkRoles`), since that rule can only be a misspelling.
+ * action, an empty role list, an empty `allow` list or an unknown field refuses the file with
+ * `PolicyInvalid`: a translation of a typo would deny (or allow) what the author did not mean.
  */
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Layer, Metric, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as JsonText from "../domain/JsonText.js"
-import { Action, Authorizer, Forbidden } from "./Authorizer.js"
+import { Action } from "./Authorizer.js"
 import type { Caller } from "./Caller.js"
 import * as Issues from "./internal/Issues.js"
 
@@ -50,12 +56,6 @@ export interface Policy {
   readonly allowed: ReadonlyMap<Action, ReadonlySet<string>>
 }
 
-/** Requests the authoriser refused, by action (§10). */
-export const denials = Metric.counter("agentplane.policy.denials", {
-  description: "requests the policy denied",
-  incremental: true,
-})
-
 /** Checks `file` (the parsed JSON) and expands each pattern over the closed list of actions. */
 export const decode = (file: unknown, source: string): Either.Either<Policy, PolicyInvalid> => {
   const refuse = (detail: string) => Either.left(new PolicyInvalid({ source, detail }))
@@ -84,27 +84,6 @@ export const decode = (file: unknown, source: string): Either.Either<Policy, Pol
 }
 
 /**
- * `policy` if every role its rules name is one of `held` (the credential table's roles), else
- * refused naming the first rule and role that is not: a rule for a role nobody has grants
- * nothing, so it is a misspelling, and the caller it was meant for is denied without a word.
- */
-export const checkRoles = (policy: Policy, held: ReadonlyArray<string>): Either.Either<Policy, PolicyInvalid> => {
-  const known = new Set(held)
-  for (const [index, rule] of policy.rules.entries()) {
-    const missing = rule.roles.find((role) => !known.has(role))
-    if (missing !== undefined) {
-      return Either.left(
-        new PolicyInvalid({
-          source: policy.source,
-          detail: `rule ${index} (${JSON.stringify(rule.action)}) names role ${JSON.stringify(missing)}, which no credential holds (held: ${held.join(", ")})`,
-        }),
-      )
-    }
-  }
-  return Either.right(policy)
-}
-
-/**
  * `decode` of JSON text, read strictly (`JsonText.parse`): with `JSON.parse` a second `allow`
  * key silently replaced the first, and whoever reviewed the first read a different policy.
  */
@@ -123,24 +102,6 @@ export const allows = (policy: Policy, caller: Caller, action: Action): boolean 
   return roles !== undefined && caller.roles.some((role) => roles.has(role))
 }
 
-/**
- * The authoriser of `policy`: deny by default, each denial counted by action. `resource` is not
- * consulted yet; rules name actions only.
- */
-export const layer = (policy: Policy): Layer.Layer<Authorizer> =>
-  Layer.succeed(
-    Authorizer,
-    Authorizer.of({
-      authorize: (caller, action) =>
-        allows(policy, caller, action)
-          ? Effect.void
-          : Effect.zipRight(
-              Metric.increment(Metric.tagged(denials, "action", action)),
-              Effect.fail(new Forbidden({ action, message: `no policy rule allows ${action} for this caller` })),
-            ),
-    }),
-  )
-
 /** The policy in the JSON file at `path`. */
 export const fromFile = (path: string): Effect.Effect<Policy, PolicyInvalid, FileSystem.FileSystem> =>
   Effect.gen(function* () {
@@ -150,14 +111,6 @@ export const fromFile = (path: string): Effect.Effect<Policy, PolicyInvalid, Fil
       .pipe(Effect.mapError((e) => new PolicyInvalid({ source: path, detail: `cannot be read: ${e.message}` })))
     return yield* parse(text, path)
   })
-
-/** The authoriser of the policy in the JSON file at `path`, read once at start. */
-export const layerFile = (path: string): Layer.Layer<Authorizer, PolicyInvalid, FileSystem.FileSystem> =>
-  Layer.unwrapEffect(Effect.map(fromFile(path), layer))
-
-/** The authoriser of a policy given as JSON text, e.g. the value of `AGENTPLANE_POLICY_JSON`. */
-export const layerJson = (json: string, source: string): Layer.Layer<Authorizer, PolicyInvalid> =>
-  Layer.unwrapEffect(Effect.map(parse(json, source), layer))
 
 // internal
 

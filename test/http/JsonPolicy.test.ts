@@ -1,6 +1,6 @@
 /**
- * The policy: deny by default, allow by action or family, refuse any rule it cannot read exactly,
- * and count each denial by action.
+ * The JSON allow list of the older form, read only to be translated to Cedar: deny by default,
+ * allow by action or family, and refuse any rule it cannot read exactly.
  */
 import { randomUUID } from "node:crypto"
 import { rmSync, writeFileSync } from "node:fs"
@@ -8,25 +8,23 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, it } from "@effect/vitest"
-import { Effect, Either, Layer, Metric } from "effect"
+import { Effect, Either } from "effect"
 import { TenantId } from "../../src/domain/Tenant.js"
-import { type Action, Authorizer, Forbidden } from "../../src/http/Authorizer.js"
 import { Caller } from "../../src/http/Caller.js"
-import * as Policy from "../../src/http/Policy.js"
+import * as JsonPolicy from "../../src/http/JsonPolicy.js"
 import { assert } from "../support/Assert.js"
-import { assertError } from "../support/Errors.js"
 
 const caller = (...roles: ReadonlyArray<string>) => new Caller({ tenant: TenantId.make("acme"), actor: "alice", roles })
 
-const policy = (allow: ReadonlyArray<unknown>): Policy.Policy => {
-  const decoded = Policy.decode({ allow }, "policy.json")
+const policy = (allow: ReadonlyArray<unknown>): JsonPolicy.Policy => {
+  const decoded = JsonPolicy.decode({ allow }, "policy.json")
   if (Either.isLeft(decoded)) return assert.fail(decoded.left.message)
   return decoded.right
 }
 
 /** The refusal `file` earns; the test fails if it is accepted. */
 const refusal = (file: unknown): string => {
-  const decoded = Policy.decode(file, "policy.json")
+  const decoded = JsonPolicy.decode(file, "policy.json")
   if (Either.isRight(decoded)) return assert.fail(`accepted ${JSON.stringify(file)}`)
   assert.strictEqual(decoded.left.source, "policy.json")
   return decoded.left.message
@@ -34,33 +32,27 @@ const refusal = (file: unknown): string => {
 
 /** The refusal the JSON text `json` earns; the test fails if it is accepted. */
 const parseRefusal = (json: string): string => {
-  const parsed = Policy.parse(json, "policy.json")
+  const parsed = JsonPolicy.parse(json, "policy.json")
   if (Either.isRight(parsed)) return assert.fail(`accepted ${json}`)
   assert.strictEqual(parsed.left.source, "policy.json")
   return parsed.left.message
 }
 
-const authorize = (p: Policy.Policy, who: Caller, action: Action) =>
-  Effect.flatMap(Authorizer, (a) => a.authorize(who, action)).pipe(Effect.provide(Policy.layer(p)), Effect.either)
-
-const denialCount = (action: Action) =>
-  Effect.map(Metric.value(Metric.tagged(Policy.denials, "action", action)), (state) => state.count)
-
-describe("Policy.allows", () => {
+describe("JsonPolicy.allows", () => {
   it("an exact rule allows its action for its roles only", () => {
     const p = policy([{ action: "api:admin.halt", roles: ["admin"] }])
-    assert.isTrue(Policy.allows(p, caller("viewer", "admin"), "api:admin.halt"))
-    assert.isFalse(Policy.allows(p, caller("viewer"), "api:admin.halt"))
-    assert.isFalse(Policy.allows(p, caller("admin"), "api:census.read"))
-    assert.isFalse(Policy.allows(p, caller(), "api:admin.halt"))
+    assert.isTrue(JsonPolicy.allows(p, caller("viewer", "admin"), "api:admin.halt"))
+    assert.isFalse(JsonPolicy.allows(p, caller("viewer"), "api:admin.halt"))
+    assert.isFalse(JsonPolicy.allows(p, caller("admin"), "api:census.read"))
+    assert.isFalse(JsonPolicy.allows(p, caller(), "api:admin.halt"))
   })
 
   it("a family rule covers every action of the family and no other", () => {
     const p = policy([{ action: "api:task.*", roles: ["reviewer"] }])
     for (const action of ["api:task.list", "api:task.claim", "api:task.decide", "api:task.takeover"] as const) {
-      assert.isTrue(Policy.allows(p, caller("reviewer"), action), action)
+      assert.isTrue(JsonPolicy.allows(p, caller("reviewer"), action), action)
     }
-    assert.isFalse(Policy.allows(p, caller("reviewer"), "api:case.read"))
+    assert.isFalse(JsonPolicy.allows(p, caller("reviewer"), "api:case.read"))
   })
 
   it("rules add up: an action is allowed for the roles of every rule covering it", () => {
@@ -68,19 +60,19 @@ describe("Policy.allows", () => {
       { action: "api:case.*", roles: ["reviewer"] },
       { action: "api:case.read", roles: ["agent"] },
     ])
-    assert.isTrue(Policy.allows(p, caller("agent"), "api:case.read"))
-    assert.isTrue(Policy.allows(p, caller("reviewer"), "api:case.read"))
-    assert.isFalse(Policy.allows(p, caller("agent"), "api:case.list"))
+    assert.isTrue(JsonPolicy.allows(p, caller("agent"), "api:case.read"))
+    assert.isTrue(JsonPolicy.allows(p, caller("reviewer"), "api:case.read"))
+    assert.isFalse(JsonPolicy.allows(p, caller("agent"), "api:case.list"))
   })
 
   it("roles match exactly: no case folding, no prefixes", () => {
     const p = policy([{ action: "api:admin.halt", roles: ["admin"] }])
-    assert.isFalse(Policy.allows(p, caller("Admin"), "api:admin.halt"))
-    assert.isFalse(Policy.allows(p, caller("admins"), "api:admin.halt"))
+    assert.isFalse(JsonPolicy.allows(p, caller("Admin"), "api:admin.halt"))
+    assert.isFalse(JsonPolicy.allows(p, caller("admins"), "api:admin.halt"))
   })
 })
 
-describe("Policy.decode refuses", () => {
+describe("JsonPolicy.decode refuses", () => {
   it("an unknown action, naming the rule", () => {
     assert.match(
       refusal({
@@ -150,79 +142,20 @@ describe("Policy.decode refuses", () => {
   })
 })
 
-describe("Policy.checkRoles", () => {
-  it("keeps a policy whose every role some credential holds", () => {
-    const p = policy([
-      { action: "api:task.*", roles: ["reviewer"] },
-      { action: "api:admin.*", roles: ["admin", "reviewer"] },
-    ])
-    assert.deepStrictEqual(Policy.checkRoles(p, ["agent", "reviewer", "admin"]), Either.right(p))
-  })
-
-  it("refuses the first rule naming a role no credential holds, naming the rule, role and the roles held", () => {
-    const p = policy([
-      { action: "api:task.*", roles: ["reviewer"] },
-      { action: "api:admin.*", roles: ["admin", "admn"] },
-      { action: "api:case.*", roles: ["nobody"] },
-    ])
-    const checked = Policy.checkRoles(p, ["reviewer", "admin"])
-    if (Either.isRight(checked)) return assert.fail("accepted a rule for a role nobody holds")
-    assert.strictEqual(checked.left.source, "policy.json")
-    assert.strictEqual(
-      checked.left.message,
-      'policy policy.json: rule 1 ("api:admin.*") names role "admn", which no credential holds (held: reviewer, admin)',
-    )
-  })
-
-  it("matches roles exactly", () => {
-    const p = policy([{ action: "api:task.*", roles: ["Reviewer"] }])
-    assert.isTrue(Either.isLeft(Policy.checkRoles(p, ["reviewer"])))
-  })
-})
-
-describe("Policy.layer", () => {
-  it.effect("allows what a rule allows", () =>
-    Effect.map(
-      authorize(policy([{ action: "api:task.*", roles: ["reviewer"] }]), caller("reviewer"), "api:task.claim"),
-      (result) => assert.deepStrictEqual(result, Either.right(undefined)),
-    ),
-  )
-
-  it.effect("denies everything else with Forbidden naming the action, counted by action", () =>
-    Effect.gen(function* () {
-      const p = policy([{ action: "api:task.*", roles: ["reviewer"] }])
-      const haltsBefore = yield* denialCount("api:admin.halt")
-      const claimsBefore = yield* denialCount("api:task.claim")
-      const result = yield* authorize(p, caller("reviewer"), "api:admin.halt")
-      if (Either.isRight(result)) return assert.fail("halt was allowed")
-      assertError(
-        result.left,
-        new Forbidden({ action: "api:admin.halt", message: "no policy rule allows api:admin.halt for this caller" }),
-      )
-      yield* authorize(p, caller("agent"), "api:task.claim")
-      yield* authorize(p, caller("agent"), "api:task.claim")
-      yield* authorize(p, caller("reviewer"), "api:task.claim")
-      assert.strictEqual((yield* denialCount("api:admin.halt")) - haltsBefore, 1)
-      assert.strictEqual((yield* denialCount("api:task.claim")) - claimsBefore, 2)
-    }),
-  )
-
-  it.effect("layerFile reads the policy; a missing file refuses to start", () =>
+describe("JsonPolicy.fromFile", () => {
+  it.effect("reads the file; a missing file is refused, naming it", () =>
     Effect.gen(function* () {
       const path = join(tmpdir(), `agentplane-policy-${randomUUID()}.json`)
-      const build = Layer.build(Policy.layerFile(path).pipe(Layer.provide(NodeFileSystem.layer)))
-      const missing = yield* Effect.either(Effect.scoped(build))
+      const missing = yield* Effect.either(JsonPolicy.fromFile(path))
       assert.isTrue(Either.isLeft(missing) && missing.left.message.startsWith(`policy ${path}: cannot be read`))
       writeFileSync(path, JSON.stringify({ allow: [{ action: "api:admin.halt", roles: ["admin"] }] }))
       try {
-        const allowed = yield* Effect.flatMap(Authorizer, (a) => a.authorize(caller("admin"), "api:admin.halt")).pipe(
-          Effect.provide(Policy.layerFile(path).pipe(Layer.provide(NodeFileSystem.layer))),
-          Effect.either,
-        )
-        assert.deepStrictEqual(allowed, Either.right(undefined))
+        const read = yield* JsonPolicy.fromFile(path)
+        assert.isTrue(JsonPolicy.allows(read, caller("admin"), "api:admin.halt"))
+        assert.isFalse(JsonPolicy.allows(read, caller("admin"), "api:census.read"))
       } finally {
         rmSync(path, { force: true })
       }
-    }),
+    }).pipe(Effect.provide(NodeFileSystem.layer)),
   )
 })
