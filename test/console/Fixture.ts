@@ -5,6 +5,8 @@
  * up their data through the API, as a client would; the browser then shows it.
  */
 import { createHash, randomUUID } from "node:crypto"
+import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Serving from "../runtime-process/Serving.js"
 
@@ -43,7 +45,17 @@ export const start = async (backend: Backend, extra: ReadonlyArray<string> = [])
     { digest: digest(tokens.bea), tenant: b, actor: "bea", roles: ["agent", "reviewer", "admin"] },
   ]
   const scrapeToken = `scrape-${randomUUID()}`
-  const policy = join(import.meta.dirname, "..", "..", "examples", "demo-policy")
+  // The demo's routes, and every effect of this suite's runs permitted: the runs' policy is not
+  // what the console tests look at (§7.12 decides them with the same bundle).
+  const policy = mkdtempSync(join(tmpdir(), "console-policy-"))
+  copyFileSync(
+    join(import.meta.dirname, "..", "..", "examples", "demo-policy", "routes.cedar"),
+    join(policy, "routes.cedar"),
+  )
+  writeFileSync(
+    join(policy, "runs.cedar"),
+    '@id("console test runs")\npermit (principal, action in Agentplane::Action::"effect", resource);\n',
+  )
   const server = await Serving.start(
     [
       "--store",

@@ -87,6 +87,9 @@ const CALLS: Readonly<Record<string, Call>> = {
   "PUT /admin/halt": { action: "api:admin.halt", path: "/admin/halt", headers: json, body: { reason: "test" } },
   "DELETE /admin/halt": { action: "api:admin.halt", path: "/admin/halt" },
   "GET /policy": { action: "api:policy.read", path: "/policy" },
+  "GET /log/checkpoint": { action: "api:log.read", path: "/log/checkpoint" },
+  "GET /log/inclusion": { action: "api:log.read", path: `/log/inclusion?run=${run}&size=1` },
+  "GET /log/consistency": { action: "api:log.read", path: "/log/consistency?from=1&to=1" },
 }
 
 const callerOf = (roles: ReadonlyArray<string>) =>
