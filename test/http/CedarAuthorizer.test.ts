@@ -29,6 +29,7 @@ const demo = Either.getOrThrow(
         { action: "api:obligation.list", roles: ["reviewer", "admin"] },
         { action: "api:task.*", roles: ["reviewer"] },
         { action: "api:run.*", roles: ["reviewer", "admin"] },
+        { action: "api:log.read", roles: ["reviewer", "admin"] },
         { action: "api:deadletter.list", roles: ["admin"] },
         { action: "api:census.read", roles: ["admin"] },
         { action: "api:admin.*", roles: ["admin"] },
