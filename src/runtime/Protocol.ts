@@ -36,7 +36,7 @@ type Exec = Execution.Execution
  * Performs one effect at `ordinal` of the step; `announced`: the first attempt's announce was
  * already committed with its group (and decided with it). `own`: one of the runtime's own kinds,
  * which policy does not decide (`Authorise`); a declared kind is decided before its announcement
- * and may fail with `PolicyDenied`.
+ * and may fail with `PolicyDenied`. `decidedBefore`: its group decided it already (`performAll`).
  */
 export const perform = <A, I, E, R>(
   exec: Exec,
@@ -46,13 +46,14 @@ export const perform = <A, I, E, R>(
   args: I,
   announced = false,
   own = false,
+  decidedBefore = false,
 ): Effect.Effect<A, E | PolicyDenied, R> =>
   Effect.gen(function* () {
     const argsJson = yield* encode(exec, kind.args, args, `arguments of ${kind.kind}`)
     const slot = History.slotOf(at.phase, at.step, ordinal)
     const keyOf = (attempt: number) =>
       EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt, kind: kind.kind, args: argsJson })
-    if (!own && !announced) {
+    if (!own && !announced && !decidedBefore) {
       const refusal = yield* decided(exec, at, slot, ordinal, kind, argsJson, keyOf(1), false)
       if (refusal !== undefined) return yield* Effect.fail(refusal)
     }
@@ -117,21 +118,31 @@ export const performAll = (
   calls: ReadonlyArray<Call<unknown, unknown, unknown>>,
 ): Effect.Effect<Array<unknown>, unknown, unknown> =>
   Effect.gen(function* () {
-    const members = calls.map((c, i) => ({ call: c, ordinal: ordinals[i] as number }))
-    // Every member is decided before any is announced; the first refusal (in position order,
-    // replayed or new) fails the group with nothing of it announced.
-    for (const m of members) {
-      const argsJson = yield* encode(exec, m.call.kind.args, m.call.args, `arguments of ${m.call.kind.kind}`)
+    // Each member's arguments and first key, computed once for its decision and its announcement.
+    const members: Array<{
+      readonly call: Call<unknown, unknown, unknown>
+      readonly ordinal: number
+      readonly argsJson: Json
+      readonly key: EffectKey.EffectKey
+    }> = []
+    for (const [i, call] of calls.entries()) {
+      const ordinal = ordinals[i] as number
+      const argsJson = yield* encode(exec, call.kind.args, call.args, `arguments of ${call.kind.kind}`)
       const key = EffectKey.derive({
         step: at.step,
         phase: at.phase,
-        ordinal: m.ordinal,
+        ordinal,
         attempt: 1,
-        kind: m.call.kind.kind,
+        kind: call.kind.kind,
         args: argsJson,
       })
+      members.push({ call, ordinal, argsJson, key })
+    }
+    // Every member is decided before any is announced; the first refusal (in position order,
+    // replayed or new) fails the group with nothing of it announced.
+    for (const m of members) {
       const slot = History.slotOf(at.phase, at.step, m.ordinal)
-      const refusal = yield* decided(exec, at, slot, m.ordinal, m.call.kind, argsJson, key, true)
+      const refusal = yield* decided(exec, at, slot, m.ordinal, m.call.kind, m.argsJson, m.key, true)
       if (refusal !== undefined) return yield* Effect.fail(refusal)
     }
     const batched = new Set<number>()
@@ -149,16 +160,7 @@ export const performAll = (
       )
       const announcements: Array<Journal.Append> = []
       for (const m of fresh) {
-        const argsJson = yield* encode(exec, m.call.kind.args, m.call.args, `arguments of ${m.call.kind.kind}`)
-        const key = EffectKey.derive({
-          step: at.step,
-          phase: at.phase,
-          ordinal: m.ordinal,
-          attempt: 1,
-          kind: m.call.kind.kind,
-          args: argsJson,
-        })
-        announcements.push(started(at, m.call.kind, m.ordinal, argsJson, key, 1, 0, outbound(exec, at, false)))
+        announcements.push(started(at, m.call.kind, m.ordinal, m.argsJson, m.key, 1, 0, outbound(exec, at, false)))
         count(exec, at, m.call.kind)
         batched.add(m.ordinal)
       }
@@ -166,7 +168,8 @@ export const performAll = (
       for (const m of fresh) yield* crashPoint(exec, "after_announce", m.call.kind.kind, 1)
     }
     return yield* Effect.all(
-      members.map((m) => perform(exec, at, m.ordinal, m.call.kind, m.call.args, batched.has(m.ordinal))),
+      // Decided above, each member once: `perform` does not ask again.
+      members.map((m) => perform(exec, at, m.ordinal, m.call.kind, m.call.args, batched.has(m.ordinal), false, true)),
       { concurrency: "unbounded" },
     )
   })

@@ -569,6 +569,39 @@ export const suite = (backend: Backend.Backend) =>
       },
     )
 
+    it.live("cx.all decides each member once, a group of one included", () => {
+      const counter = new Support.Counter()
+      const k = kinds(counter)
+      const { engine, asked } = recording()
+      const group = (capability: string, n: number) =>
+        RunDefinition.make({
+          capability,
+          input: Input,
+          output: Schema.Unknown,
+          plan: [
+            Step.make<{ readonly to: string }, unknown, PolicyDenied>({
+              name: "group",
+              body: ({ to }) =>
+                Effect.flatMap(StepCtx, (cx) =>
+                  cx.all(Array.from({ length: n }, (_, i) => EffectKind.call(k.lookup, { who: `${to}-${i}` }))),
+                ),
+            }),
+          ],
+        })
+      const one = group("policy.group.1", 1)
+      const two = group("policy.group.2", 2)
+      return Effect.gen(function* () {
+        expect((yield* admit(one, "x", "operator")).status._tag).toBe("Succeeded")
+        expect(asked.map((r) => r.action)).toEqual(["policy.lookup"])
+        expect((yield* admit(two, "x", "operator")).status._tag).toBe("Succeeded")
+        expect(asked.map((r) => r.action)).toEqual(["policy.lookup", "policy.lookup", "policy.lookup"])
+        expect(counter.get("policy.lookup")).toBe(3)
+      }).pipe(
+        Support.on(Support.runtime(backend, [one, two], { policy: recordingLayer(engine) })),
+        Backend.asFreshTenant,
+      )
+    })
+
     it.live("maxDenials: one refusal past the ceiling stops the run Exhausted(denials)", () => {
       const k = kinds(new Support.Counter())
       const twice = (capability: string, budget: Run.Budget) =>
