@@ -3,7 +3,7 @@
  * canonical bytes it was written with, and those bytes, not a re-serialisation, are what a
  * reader verifies.
  */
-import { Either, Option, Schema } from "effect"
+import { Either, Option, Schema, SchemaAST } from "effect"
 import * as Canonical from "./Canonical.js"
 import { chain as chainDigest, Digest } from "./Digest.js"
 import { EffectKey } from "./EffectKey.js"
@@ -176,6 +176,22 @@ export class Append extends Schema.Class<Append>("Append")({
   kind: Kind,
 }) {}
 
+/**
+ * An append the runtime built from typed parts, taken as it is. Its fields are typed by
+ * construction, and what a step supplied (arguments, outputs, payloads) was checked as JSON where
+ * it entered; the class's validation would only repeat that. It is not free to repeat: Effect's
+ * class constructor derives the schema's type AST and compiles a parser for it on every call, so
+ * validating the 25-way kind union was a tenth of a run's allocation. What comes from outside (a
+ * stored body, an archive) is decoded, never built here.
+ */
+export const built = (fields: ConstructorParameters<typeof Append>[0]): Append => {
+  const append = new Append(fields, true)
+  asBuilt.add(append)
+  return append
+}
+
+const asBuilt = new WeakSet<Append>()
+
 /** An optional signature over a record's `hash`. */
 export class Attestation extends Schema.Class<Attestation>("Attestation")({
   keyId: Schema.String,
@@ -242,14 +258,56 @@ export interface Position {
 
 const encodeKind = Schema.encodeSync(Kind)
 
-/** The JSON body `{run, seq, case, step, phase, effect_key, kind…}` of a record. */
-export const bodyJson = (at: Position, payload: Kind): Json => ({
+/** No struct inside: a field whose value is a primitive, a literal or `Json`, refined or not. */
+const flat = (ast: SchemaAST.AST): boolean =>
+  ast._tag === "TypeLiteral"
+    ? false
+    : ast._tag === "Union"
+      ? ast.types.every(flat)
+      : ast._tag === "Refinement"
+        ? flat(ast.from)
+        : true
+
+/**
+ * Per kind, its fields, for the plain kinds: the schema is its own type side (nothing transforms)
+ * and no field holds a struct. Encoding a payload of such a kind only checks it and drops fields
+ * outside the schema, so a payload with no such field is its own encoding. A kind with a struct
+ * inside (a suspension's reason, an admission's `governed_by`) would need the same check all the
+ * way down; it is encoded instead.
+ */
+const plainKinds: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  Kind.members.flatMap((member) =>
+    SchemaAST.typeAST(member.ast) === member.ast &&
+    member.ast._tag === "TypeLiteral" &&
+    member.ast.propertySignatures.every((field) => flat(field.type))
+      ? [[member.fields.kind.literals[0], new Set(Object.keys(member.fields))] as const]
+      : [],
+  ),
+)
+
+/**
+ * A payload that is its own encoding, else `undefined`: a plain kind's, with no field outside its
+ * schema and none undefined. Decoding its canonical text gives it back, so the store need not.
+ */
+const selfEncoded = (payload: Kind): Kind | undefined => {
+  const fields = plainKinds.get(payload.kind)
+  if (fields === undefined) return undefined
+  for (const [key, value] of Object.entries(payload)) if (value === undefined || !fields.has(key)) return undefined
+  return payload
+}
+
+const header = (at: Position) => ({
   run: at.run,
   seq: at.seq,
   case: Option.getOrNull(at.case),
   step: at.step,
   phase: at.phase,
   effect_key: Option.getOrNull(at.effectKey),
+})
+
+/** The JSON body `{run, seq, case, step, phase, effect_key, kind…}` of a record. */
+export const bodyJson = (at: Position, payload: Kind): Json => ({
+  ...header(at),
   ...(encodeKind(payload) as { readonly [key: string]: Json }),
 })
 
@@ -266,6 +324,8 @@ export interface Encoded {
   readonly seq: Seq
   readonly text: string
   readonly raw: Buffer
+  /** The payload as `read` decodes it, when known without decoding: a built append's that is its own encoding. */
+  readonly kind: Kind | undefined
   /** The predecessor `hash` was chained on, and the result (one memo: a batch is chained once). */
   prev: Digest | undefined
   hash: Digest | undefined
@@ -282,8 +342,23 @@ const encodings = new WeakMap<Append, Encoded>()
 export const encoded = (append: Append, run: RunId, seq: Seq): Encoded => {
   const hit = encodings.get(append)
   if (hit !== undefined && hit.run === run && hit.seq === seq) return hit
-  const text = bodyText({ ...append, run, seq })
-  const made: Encoded = { run, seq, text, raw: Buffer.from(text, "utf8"), prev: undefined, hash: undefined }
+  // A built append's payload is typed and its JSON values were checked where they entered, so
+  // when it is its own encoding it goes into the body as it is, neither encoded nor decoded back.
+  const plain = asBuilt.has(append) ? selfEncoded(append.kind) : undefined
+  const at = { ...append, run, seq }
+  const text =
+    plain === undefined
+      ? bodyText(at)
+      : Canonical.text({ ...header(at), ...(plain as { readonly [key: string]: Json }) })
+  const made: Encoded = {
+    run,
+    seq,
+    text,
+    raw: Buffer.from(text, "utf8"),
+    kind: plain,
+    prev: undefined,
+    hash: undefined,
+  }
   encodings.set(append, made)
   return made
 }

@@ -263,8 +263,9 @@ export const make = Effect.gen(function* () {
         return Effect.fail(new RecordTooLarge({ bytes: raw.length, limit: Journal.MAX_RECORD_BYTES }))
       const hash = Journal.chained(encoded, head.hash)
       // Decoded back from the text just written, so append returns exactly what `read` will
-      // (a payload the encoding changes, an undefined field say, reads back as stored).
-      const kind = Journal.parseKindText(encoded.text)
+      // (a payload the encoding changes, an undefined field say, reads back as stored), unless
+      // the encoding knows the payload is its own encoding.
+      const kind = encoded.kind !== undefined ? Either.right(encoded.kind) : Journal.parseKindText(encoded.text)
       if (Either.isLeft(kind)) return Effect.fail(corruptAt(seq, kind.left))
       const record = new Journal.Record(
         {

@@ -75,16 +75,13 @@ export const awaitApproval = (
     if (Option.isNone(exec.case)) return yield* refuse(`${wanted}, and a run without a case cannot hold the task`)
     if (!replayed) {
       exec.writer.stage(
-        new Journal.Append(
-          {
-            case: at.case,
-            step: at.step,
-            phase: at.phase,
-            effectKey: Option.some(request.key),
-            kind: { kind: "Note", text: JSON.stringify({ approval: request.roles, reason: request.reason }) },
-          },
-          true,
-        ),
+        Journal.built({
+          case: at.case,
+          step: at.step,
+          phase: at.phase,
+          effectKey: Option.some(request.key),
+          kind: { kind: "Note", text: JSON.stringify({ approval: request.roles, reason: request.reason }) },
+        }),
       )
     }
     const flow = Authorise.flowOf(exec, at)

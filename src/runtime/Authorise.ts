@@ -146,16 +146,13 @@ export const denied = (
   Effect.suspend(() => {
     if (!replayed) {
       exec.writer.stage(
-        new Journal.Append(
-          {
-            case: at.case,
-            step: at.step,
-            phase: at.phase,
-            effectKey: Option.fromNullable(key),
-            kind: { kind: "PolicyDenied", reason: refusal.reason, action: refusal.action, resource: refusal.resource },
-          },
-          true,
-        ),
+        Journal.built({
+          case: at.case,
+          step: at.step,
+          phase: at.phase,
+          effectKey: Option.fromNullable(key),
+          kind: { kind: "PolicyDenied", reason: refusal.reason, action: refusal.action, resource: refusal.resource },
+        }),
       )
       Observability.denied(refusal.action)
     }
@@ -218,22 +215,19 @@ export const release = (
         if (verdict !== undefined) return Effect.fail(verdict)
         flow.release(value, sameValue)
         exec.writer.stage(
-          new Journal.Append(
-            {
-              case: at.case,
-              step: at.step,
-              phase: at.phase,
-              effectKey: Option.some(key),
-              kind: {
-                kind: "Released",
-                releaser: exec.policy.principal.capability,
-                release: reason,
-                labels: [...labels],
-                value_digest: digest,
-              },
+          Journal.built({
+            case: at.case,
+            step: at.step,
+            phase: at.phase,
+            effectKey: Option.some(key),
+            kind: {
+              kind: "Released",
+              releaser: exec.policy.principal.capability,
+              release: reason,
+              labels: [...labels],
+              value_digest: digest,
             },
-            true,
-          ),
+          }),
         )
         return Effect.void
       },

@@ -62,15 +62,11 @@ const stepId = (n: number): StepId => StepIdSchema.make(n)
 const at = (exec: Exec, step: number, phase: Phase): Execution.At => ({ step: stepId(step), phase, case: exec.case })
 
 const append = (_exec: Exec, where: Execution.At, kind: Journal.Kind): Journal.Append =>
-  new Journal.Append({ case: where.case, step: where.step, phase: where.phase, effectKey: Option.none(), kind })
+  Journal.built({ case: where.case, step: where.step, phase: where.phase, effectKey: Option.none(), kind })
 
-/**
- * A step boundary (`StepStarted`, `StepFinished`): every field is typed and built here, so the
- * class's validation, a pass over the whole `Kind` union, is skipped; it was a few percent of a
- * timer wake-up's CPU with the run's other records.
- */
+/** A step boundary (`StepStarted`, `StepFinished`). */
 const boundary = (where: Execution.At, kind: typeof Journal.StepStarted.Type | typeof Journal.StepFinished.Type) =>
-  new Journal.Append({ case: where.case, step: where.step, phase: where.phase, effectKey: Option.none(), kind }, true)
+  Journal.built({ case: where.case, step: where.step, phase: where.phase, effectKey: Option.none(), kind })
 
 /** Earlier steps' outputs; one read at `where` is received there with the join of the step that answered it (§7.12). */
 const prior = (exec: Exec, where?: Execution.At): Step.Prior => ({

@@ -298,7 +298,7 @@ export const make = (options: Options) =>
         })
         for (const kind of records) {
           writer.stage(
-            new Journal.Append({ case: kase, step: StepId.make(0), phase: "forward", effectKey: Option.none(), kind }),
+            Journal.built({ case: kase, step: StepId.make(0), phase: "forward", effectKey: Option.none(), kind }),
           )
         }
         // The admission (its key, if any, and the case binding) rides with the run's first commit,
@@ -408,7 +408,7 @@ export const make = (options: Options) =>
         const lease = yield* journal.acquire(run, owner, ttl)
         if (Option.isSome(raise)) {
           const appended = journal.append(run, lease.epoch, [
-            new Journal.Append({
+            Journal.built({
               case: loaded.history.case,
               step: StepId.make(0),
               phase: "forward",

@@ -539,7 +539,7 @@ const started = (
   backoffMs: number,
   label: string,
 ): Journal.Append =>
-  new Journal.Append({
+  Journal.built({
     case: at.case,
     step: at.step,
     phase: at.phase,
@@ -565,7 +565,7 @@ const outcomeRecord = (
   Effect.gen(function* () {
     // Staged: it rides with the next commit, which comes before the next act (`beforeAct`).
     exec.writer.stage(
-      new Journal.Append({ case: at.case, step: at.step, phase: at.phase, effectKey: Option.some(key), kind: payload }),
+      Journal.built({ case: at.case, step: at.step, phase: at.phase, effectKey: Option.some(key), kind: payload }),
     )
     if (exec.crash("after_record", kind.kind, 0)) {
       yield* write(exec, exec.writer.flush())
@@ -583,7 +583,7 @@ const count = (exec: Exec, at: Execution.At, kind: EffectKindM.Any): void => {
 const meter = (exec: Exec, at: Execution.At, spend: Quota.Spend, live: boolean): void => {
   if (live) exec.liveSpend = Quota.add(exec.liveSpend, spend)
   if (at.phase !== "forward") return
-  exec.usage.tokens = Quota.add(new Quota.Spend({ tokens: exec.usage.tokens, minorUnits: 0 }), spend).tokens
+  exec.usage.tokens = Math.min(Number.MAX_SAFE_INTEGER, exec.usage.tokens + spend.tokens)
   exec.usage.minorUnits = Math.min(Number.MAX_SAFE_INTEGER, exec.usage.minorUnits + spend.minorUnits)
 }
 
@@ -668,7 +668,8 @@ const decode = <A>(exec: Exec, schema: Schema.Schema<A, Encoded>, value: Json, w
 const spendOf = (json: Json): Quota.Spend => {
   const s = json as { readonly tokens?: unknown; readonly minor_units?: unknown } | null
   const n = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0)
-  return new Quota.Spend({ tokens: n(s?.tokens), minorUnits: n(s?.minor_units) })
+  // `n` admits amounts only, so the class's validation would only repeat it.
+  return new Quota.Spend({ tokens: n(s?.tokens), minorUnits: n(s?.minor_units) }, true)
 }
 
 const messageOf = (error: Json): string => {

@@ -241,7 +241,7 @@ const makeEvidence = (journal: JournalStore["Type"], tenant: Tenant["Type"]) =>
         const { run, epoch } = current
         yield* write(
           journal.append(run, epoch, [
-            new Journal.Append({
+            Journal.built({
               case: Option.none(),
               step: StepId.make(0),
               phase: "forward",

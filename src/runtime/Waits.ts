@@ -111,7 +111,7 @@ const honourCancellation = (
       yield* store(exec, services, onCancel)
     }
     exec.writer.stage(
-      new Journal.Append({
+      Journal.built({
         case: at.case,
         step: at.step,
         phase: at.phase,
@@ -333,7 +333,7 @@ const journaled = (
     yield* write(
       exec,
       exec.writer.flush([
-        new Journal.Append({
+        Journal.built({
           case: at.case,
           step: at.step,
           phase: at.phase,
@@ -367,25 +367,20 @@ export const done = (
   output: Json,
   source: string,
 ): Journal.Append =>
-  // Every field is typed, and `output` is a `Json` its boundary decoded (an event's payload, a
-  // decision, a timer's own answer): the class's pass over the whole `Kind` union only repeats it
-  // on every wake-up.
-  new Journal.Append(
-    {
-      case: at.case,
-      step: at.step,
-      phase: at.phase,
-      effectKey: Option.some(key),
-      kind: {
-        kind: "EffectDone",
-        output,
-        source,
-        spend: Execution.spendJson(Quota.ZERO),
-        declared: "untrusted",
-      },
+  // `output` is a `Json` its boundary decoded (an event's payload, a decision, a timer's own answer).
+  Journal.built({
+    case: at.case,
+    step: at.step,
+    phase: at.phase,
+    effectKey: Option.some(key),
+    kind: {
+      kind: "EffectDone",
+      output,
+      source,
+      spend: Execution.spendJson(Quota.ZERO),
+      declared: "untrusted",
     },
-    true,
-  )
+  })
 
 const write = <E>(exec: Exec, effect: Effect.Effect<void, E>): Effect.Effect<void> =>
   Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.stopOf(error as never)))

@@ -158,7 +158,7 @@ export const make = (options: {
         honoured = boundary.step
         pending = [
           ...batch.slice(0, at),
-          new Journal.Append({
+          Journal.built({
             case: boundary.case,
             step: boundary.step,
             phase: boundary.phase,
@@ -262,23 +262,19 @@ export const make = (options: {
           seq += 1
           hash = Journal.chained(Journal.encoded(p, run, seq as Journal.Record["seq"]), hash)
         }
-        // Every field is typed and computed here: the class's validation would only repeat it.
         stage(
-          new Journal.Append(
-            {
-              case: at.case,
-              step: at.step,
-              phase: "forward" satisfies Phase,
-              effectKey: Option.none(),
-              kind: {
-                kind: "RunSealed",
-                outcome,
-                chain_head: hash,
-                ...(Option.isSome(reason) ? { reason: reason.value } : {}),
-              },
+          Journal.built({
+            case: at.case,
+            step: at.step,
+            phase: "forward" satisfies Phase,
+            effectKey: Option.none(),
+            kind: {
+              kind: "RunSealed",
+              outcome,
+              chain_head: hash,
+              ...(Option.isSome(reason) ? { reason: reason.value } : {}),
             },
-            true,
-          ),
+          }),
         )
       },
       records: () => head.seq + pending.length,
