@@ -88,10 +88,25 @@ describe("Journal.built", () => {
     expect(encoded.kind).toBeUndefined()
   })
 
-  it("an append not built by the runtime is encoded and decoded by the schema", () => {
+  it("an append not built by the runtime is encoded and decoded by the schema, at every position", () => {
     const kind = plain[0] as Journal.Kind
-    const encoded = Journal.encoded(new Journal.Append(fields(kind)), run, seq)
+    const append = new Journal.Append(fields(kind))
+    const encoded = Journal.encoded(append, run, seq)
     expect(encoded.text).toBe(viaSchema(kind))
     expect(encoded.kind).toBeUndefined()
+    const moved = Journal.encoded(append, run, Seq.make(4))
+    expect(moved.text).toBe(Journal.bodyText({ ...fields(kind), run, seq: Seq.make(4) }))
+    expect(moved.kind).toBeUndefined()
+  })
+
+  it("a built append encoded at a second position is still taken as built, and memoised at each", () => {
+    const kind = plain[2] as Journal.Kind
+    const append = Journal.built(fields(kind))
+    const first = Journal.encoded(append, run, seq)
+    expect(Journal.encoded(append, run, seq)).toBe(first)
+    const moved = Journal.encoded(append, run, Seq.make(4))
+    expect(moved.kind).toBe(kind)
+    expect(moved.text).toBe(Journal.bodyText({ ...fields(kind), run, seq: Seq.make(4) }))
+    expect(Journal.encoded(append, run, Seq.make(4))).toBe(moved)
   })
 })
