@@ -4,13 +4,15 @@
  * throwaway database and file of its own, removed at the end, on error and on Ctrl-C. `--peers`
  * adds the peer cell (agentplane against DBOS Transact, `bench/Peers.ts`), whose DBOS system
  * tables live in a second throwaway database, removed likewise. `--policy` adds the cost of deciding
- * every effect with Cedar (`bench/PolicyCost.ts`).
+ * every effect with Cedar (`bench/PolicyCost.ts`). `--baseline` adds the SQLite run against the code
+ * issue 32 was filed on, from a worktree of that commit (`bench/Baseline.ts`).
  */
 import { readFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import Database from "better-sqlite3"
+import * as Baseline from "./Baseline.js"
 import * as Databases from "./Databases.js"
 import * as Growth from "./Growth.js"
 import { load, speedCheck } from "./Machine.js"
@@ -28,6 +30,7 @@ const main = async () => {
   const skipRuntime = args.includes("--no-runtime")
   const peers = args.includes("--peers")
   const policy = args.includes("--policy")
+  const baseline = args.includes("--baseline")
   const log = (line: string) => process.stdout.write(`${line}\n`)
   const started = performance.now()
   const loadAtStart = load()
@@ -60,6 +63,7 @@ const main = async () => {
     const runtime = skipRuntime ? undefined : await RuntimeBench.run(db, { quick, log })
     const peer = dbosDb === undefined ? undefined : await Peers.run(db, dbosDb, { quick, rounds: quick ? 3 : 5, log })
     const policyCost = policy ? await PolicyCost.run(db, { quick, log }) : undefined
+    const base = baseline ? await Baseline.run({ quick, rounds: quick ? 3 : 5, log }) : undefined
     const seconds = (performance.now() - started) / 1000
     const env: Report.Environment = {
       date: new Date().toISOString().slice(0, 16).replace("T", " "),
@@ -102,6 +106,19 @@ const main = async () => {
     if (policyCost !== undefined) {
       const section = Report.renderPolicy(env, policyCost)
       Report.write(path, section, Report.POLICY_START, Report.POLICY_END)
+      sections.push(section)
+    }
+    if (base !== undefined) {
+      const section = Report.renderBaseline(
+        {
+          ...env,
+          mode: quick
+            ? "quick: 3 rounds, each side's cell up to 200 runs or 0.5 s"
+            : "full: 5 rounds, each side's cell up to 2,000 runs or 3 s",
+        },
+        base,
+      )
+      Report.write(path, section, Report.BASELINE_START, Report.BASELINE_END)
       sections.push(section)
     }
     log(`\nbench: ${path} rewritten in ${seconds.toFixed(0)} s\n`)

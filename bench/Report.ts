@@ -3,6 +3,7 @@
  * leaving the hand-written text around it alone.
  */
 import { readFileSync, writeFileSync } from "node:fs"
+import * as Baseline from "./Baseline.js"
 import type * as Growth from "./Growth.js"
 import type { Figures } from "./Harness.js"
 import * as Peers from "./Peers.js"
@@ -23,6 +24,9 @@ export const POLICY_START = "<!-- bench:policy:start -->"
 export const POLICY_END = "<!-- bench:policy:end -->"
 /** Issue 34's bar: Cedar deciding every effect costs at most this share more client CPU per run than `allowAll`. */
 export const POLICY_TARGET = 1.1
+
+export const BASELINE_START = "<!-- bench:baseline:start -->"
+export const BASELINE_END = "<!-- bench:baseline:end -->"
 
 /** The throughput target (issue 15): every store operation at concurrency 16 on pg reaches this share of its ceiling. */
 export const RATIO_TARGET = 0.85
@@ -170,6 +174,21 @@ export const renderPolicy = (env: Environment, result: PolicyCost.Result): strin
       (r, i) => `| ${i + 1} | ${r.allowAllUs.toFixed(0)} | ${r.cedarUs.toFixed(0)} | ${r.ratio.toFixed(2)} |`,
     ),
     `| **median** | | | **${result.ratio.toFixed(2)}** (bar ≤ ${POLICY_TARGET.toFixed(2)}: ${result.ratio <= POLICY_TARGET ? "met" : "**not met**"}) |`,
+  ].join("\n")
+
+/** The SQLite baseline table: this checkout against the commit issue 32 was filed on, per round. */
+export const renderBaseline = (env: Environment, result: Baseline.Results): string =>
+  [
+    ...header(env),
+    `The keyed two-effect run on SQLite at concurrency ${Baseline.CONCURRENCY}, each cell in a process of its own on a fresh file: this checkout against a worktree of \`${result.base.slice(0, 7)}\` (the code issue 32 was filed on), the sides alternating which goes first.`,
+    "",
+    "| round | speed check ms | load (1 / 5 / 15 min) | current runs/s | CPU µs/run | baseline runs/s | CPU µs/run | current / baseline |",
+    "|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ...result.rounds.map(
+      (r) =>
+        `| ${r.round} | ${r.speedMs.toFixed(0)} | ${r.load} | ${r.current.perSec.toFixed(0)} | ${r.current.cpuPerOp.toFixed(0)} | ${r.baseline.perSec.toFixed(0)} | ${r.baseline.cpuPerOp.toFixed(0)} | ${r.ratio.toFixed(2)} |`,
+    ),
+    `| **median** | | | | | | | **${result.ratio.toFixed(2)}** (bar ≥ ${Baseline.TARGET.toFixed(2)}: ${result.ratio >= Baseline.TARGET ? "met" : "**not met**"}) |`,
   ].join("\n")
 
 /** Replaces the section between the markers in `path` (appending the markers if absent). */
