@@ -148,11 +148,11 @@ describe("agentplane policy", () => {
     assert.match(missing.stderr, /cannot be read/)
   })
 
-  it("the demo bundle validates, and decides the refund run's refund by where its amount came from", {
+  it("the demo bundle validates, and decides the refund run's refund by where its amount came from and how large it is", {
     timeout: 180_000,
   }, async () => {
     const demo = join("examples", "demo-policy")
-    const refund = (label: "trusted" | "untrusted", provenances: ReadonlyArray<string>) =>
+    const refund = (label: "trusted" | "untrusted", provenances: ReadonlyArray<string>, amountMinor = 4000) =>
       JSON.stringify({
         principal: { capability: "refund.reviewed", governedBy: "ops", tenant: "default", admittedBy: "ops" },
         action: "payments.refund",
@@ -160,20 +160,23 @@ describe("agentplane policy", () => {
         context: {
           mutates: true,
           phase: "forward",
-          args: { invoice: "INV-2026-0042", amountMinor: 4000, run: "run_01JDEMO" },
+          args: { invoice: "INV-2026-0042", amountMinor, run: "run_01JDEMO" },
           label,
           provenances,
         },
       })
-    const [valid, operator, event] = await Promise.all([
+    const [valid, operator, event, large, largeOperator] = await Promise.all([
       cli(["policy", "validate", demo]),
       cli(["policy", "check", demo, "--request", refund("trusted", [])]),
       cli(["policy", "check", demo, "--request", refund("untrusted", ["event:payment.captured"])]),
+      cli(["policy", "check", demo, "--request", refund("untrusted", ["event:refund.claimed"], 50_001)]),
+      cli(["policy", "check", demo, "--request", refund("trusted", [], 50_001)]),
     ])
     assert.strictEqual(valid.code, 0, valid.stderr)
     assert.deepStrictEqual((JSON.parse(valid.stdout) as { policies: ReadonlyArray<string> }).policies, [
       "refund the operator asked for",
       "refund steered by an event",
+      "no large refund steered by an event",
       "reversals and ledger entries",
       "agent delivers events",
       "reviewer works cases, tasks and runs",
@@ -191,6 +194,14 @@ describe("agentplane policy", () => {
       { decision: approval.decision, roles: approval.roles },
       { decision: "RequireApproval", roles: ["reviewer"] },
     )
+    // Above 500.00 an event may not steer it at all; the operator still may.
+    assert.strictEqual(large.code, 0, large.stderr)
+    const refused = JSON.parse(large.stdout) as { decision: string; reason: string }
+    assert.deepStrictEqual(
+      { decision: refused.decision, reason: refused.reason },
+      { decision: "Deny", reason: "an event's payload may not steer a refund above 500.00" },
+    )
+    assert.strictEqual((JSON.parse(largeOperator.stdout) as { decision: string }).decision, "Allow")
   })
 
   it("schema prints agentplane's Cedar schema", { timeout: 180_000 }, async () => {

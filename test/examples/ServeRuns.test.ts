@@ -1,5 +1,5 @@
 /**
- * `serve --runs <module>` (`Definitions.load`): the refund example's module gives both refunds to
+ * `serve --runs <module>` (`Definitions.load`): the refund example's module gives its three refunds to
  * start, and a module `serve` could not run is refused before anything opens, naming the module
  * and what to change in it.
  */
@@ -11,10 +11,10 @@ import * as Definitions from "../../src/cli/Definitions.js"
 const refused = (path: string) => Effect.flip(Definitions.load(path)).pipe(Effect.map((e) => e.message))
 
 describe("serve --runs", () => {
-  it.effect("the refund example's module registers and starts both refunds", () =>
+  it.effect("the refund example's module registers and starts its three refunds", () =>
     Effect.gen(function* () {
       const loaded = yield* Definitions.load("examples/refund/Serve.ts")
-      expect(loaded.startable.map((d) => d.capability)).toEqual(["refund.reviewed", "refund"])
+      expect(loaded.startable.map((d) => d.capability)).toEqual(["refund.reviewed", "refund.claimed", "refund"])
     }),
   )
 
