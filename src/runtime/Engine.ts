@@ -1,24 +1,20 @@
 /**
  * The runtime's entry points: admission in the order of §7.4, resume, strict replay, cancel and
- * raise. Each builds an execution (history, writer, lease) and hands it to the driver; every exit
- * but a test crash releases the lease and the quota slot and accrues spend, best effort.
+ * raise, and the wake-ups that resume a waiting run (a fired timer's here; an event's and a task
+ * decision's through `Deliveries`, which this engine's `wake` serves). Each builds an execution
+ * (history, writer, lease) and hands it to the driver; every exit but a test crash releases the
+ * lease and the quota slot and accrues spend, best effort.
  */
-import { Clock, Deferred, Duration, Effect, Either, Exit, FiberSet, Option, Schedule, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, FiberSet, Option, Schedule, Schema } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import * as Canonical from "../domain/Canonical.js"
-import * as Digest from "../domain/Digest.js"
 import type * as EffectKey from "../domain/EffectKey.js"
-import type { InboundEvent } from "../domain/Event.js"
 import { Epoch, generateRunId, type RunId, StepId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { type Json, Json as JsonSchema } from "../domain/Json.js"
 import * as Quota from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
-import type { Decision } from "../domain/Task.js"
-import * as TaskM from "../domain/Task.js"
-import type * as TaskId from "../domain/TaskId.js"
 import { Tenant, type TenantId } from "../domain/Tenant.js"
-import { NotPending } from "../errors/ClaimError.js"
 import { PolicyMissing } from "../errors/PolicyError.js"
 import { Halted, QuotaUnavailable } from "../errors/QuotaError.js"
 import { InvalidBudget, PlanContract, ReplayOverrun, RunClosed } from "../errors/RuntimeError.js"
@@ -34,14 +30,14 @@ import { TaskStore } from "../services/TaskStore.js"
 import { TimerStore } from "../services/TimerStore.js"
 import * as Admission from "./Admission.js"
 import * as Authorise from "./Authorise.js"
+import * as Deliveries from "./Deliveries.js"
 import * as Driver from "./Driver.js"
 import * as Execution from "./Execution.js"
 import * as History from "./History.js"
 import { type Any as AnyDefinition, frozen, type Registered, Registry, type RunDefinition } from "./RunDefinition.js"
-import { Crashed, Delivered, type ReplayReport, type RunResult } from "./RunResult.js"
+import { Crashed, type ReplayReport, type RunResult } from "./RunResult.js"
 import type { Options } from "./RuntimeOptions.js"
-import * as Waits from "./Waits.js"
-import * as Worklist from "./Worklist.js"
+import { type Holding, type Staged, stage, type Woke, type Woken } from "./Wakeup.js"
 import * as Writer from "./Writer.js"
 
 /** The source a fired timer's answer is recorded with. */
@@ -708,175 +704,12 @@ export const make = (options: Options) =>
         return { fired, failed: due.length - fired, saturated: due.length >= limit }
       }).pipe(Effect.scoped)
 
-    const events = yield* EventStore
-    const deliver = (event: InboundEvent) =>
-      Effect.gen(function* () {
-        const now = yield* nowSecs
-        const accepted = yield* events.accept(event, now as never)
-        switch (accepted._tag) {
-          case "Duplicate":
-            return Delivered.Duplicate()
-          case "Buffered":
-            return Delivered.Buffered()
-          case "Matched": {
-            const sub = accepted.subscription
-            const woke = yield* wake(
-              sub.run,
-              sub.effect,
-              event.payload,
-              event.source,
-              events.unsubscribe(sub.run, sub.effect),
-            ).pipe(
-              Effect.catchAll((e) =>
-                // The event is claimed for the run, so a later claimFor or redelivery still finds it.
-                Effect.as(Effect.logWarning("agentplane.delivery.resume_failed", e), { _tag: "Busy" } satisfies Woke),
-              ),
-            )
-            if (woke._tag === "Resumed") {
-              yield* inBackground(woke)
-              return Delivered.Resumed({ run: sub.run })
-            }
-            // The run is sealed: its wait is released, and the event stays claimed for it.
-            if (woke._tag === "NotWaiting") return Delivered.Buffered()
-            // Its owner is live: put the wait back; the owner's claimFor finds the event, claimed for its run.
-            yield* events.subscribe(sub, now as never)
-            // The owner records its answer before it unsubscribes. If that unsubscribe came before
-            // the line above, its answer is in the journal now, and the wait put back is stale; if
-            // after, the owner's unsubscribe removes it. Either way no wait outlives its answer.
-            const records = yield* journal.read(sub.run, 1)
-            if (records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, sub.effect))) {
-              yield* events.unsubscribe(sub.run, sub.effect)
-            }
-            return Delivered.Buffered()
-          }
-        }
-      })
-
-    /**
-     * §7.9 deliverTo: delivers to one named run. A known (source, id) not claimed by the run is
-     * `Duplicate`; a run awaiting no such event is a plan-contract error, and nothing is stored.
-     * A match leaves the wait in place (the store never deletes it here), so a live owner's
-     * claimFor finds the event claimed for its run and `Busy` needs nothing put back. The answer
-     * is the payload as stored: a retry under the same (source, id) answers what was accepted.
-     */
-    const deliverTo = (run: RunId, event: InboundEvent) =>
-      Effect.gen(function* () {
-        const now = yield* nowSecs
-        const targeted = yield* events.deliverTo(run, event, now as never)
-        switch (targeted._tag) {
-          case "Duplicate":
-            return Delivered.Duplicate()
-          case "NotWaiting":
-            return yield* new PlanContract({
-              detail: `run ${run} awaits no ${event.kind} on ${event.correlation.map((k) => `(${k.namespace}, ${k.value})`).join(", ") || "no key"}`,
-            })
-          case "Matched": {
-            const sub = targeted.subscription
-            const stored = yield* events.accepted(event.source, event.id)
-            const payload = Option.match(stored, {
-              onNone: () => event.payload,
-              onSome: (b) => (b.event.payload === null ? event.payload : b.event.payload),
-            })
-            const woke = yield* wake(run, sub.effect, payload, event.source, events.unsubscribe(run, sub.effect)).pipe(
-              Effect.catchAll((e) =>
-                Effect.as(Effect.logWarning("agentplane.delivery.resume_failed", e), { _tag: "Busy" } satisfies Woke),
-              ),
-            )
-            if (woke._tag === "Resumed") {
-              yield* inBackground(woke)
-              return Delivered.Resumed({ run })
-            }
-            return Delivered.Buffered()
-          }
-        }
-      })
-
-    /** §7.9 redelivery: each waiting run with an event already claimed for it is answered and resumed; returns how many. */
-    const redeliverClaimed = (limit: number) =>
-      Effect.gen(function* () {
-        const now = yield* nowSecs
-        let resumed = 0
-        for (const sub of yield* events.waiting(limit)) {
-          const hit = yield* events.claimFor(sub, now as never)
-          if (Option.isNone(hit)) continue
-          // A wait stays registered, elected by its event, until its answer is durable, so a
-          // crash between the match and the wake-up loses nothing. Only a run suspended on it is
-          // woken here: one whose answer is journaled has a stale wait, released now (what
-          // unsubscribe needs is true); one past its wait otherwise is its live owner's, or,
-          // once its lease lapses, the recovery pass's, which writes the evidence §7.10 asks for.
-          const records = yield* journal.read(sub.run, 1)
-          if (records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, sub.effect))) {
-            yield* events.unsubscribe(sub.run, sub.effect)
-            continue
-          }
-          if (records[records.length - 1]?.kind.kind !== "RunSuspended") continue
-          const e = hit.value.event
-          const woke = yield* Effect.either(
-            wake(sub.run, sub.effect, e.payload, e.source, events.unsubscribe(sub.run, sub.effect)),
-          )
-          if (woke._tag === "Right" && woke.right._tag === "Resumed") {
-            yield* inBackground(woke.right)
-            resumed += 1
-          }
-        }
-        return resumed
-      })
-
-    /** §7.7 answerTask: delivers the decision as the task's one decision event. */
-    const answerTask = (task: TaskId.TaskId, decision: Decision) => deliver(Worklist.decisionEvent(task, decision))
-
-    /**
-     * §7.7 decideTask: claim (a ClaimError refuses before anything is written), deliver, complete.
-     * The three writes cannot share one transaction (the task and the event buffer are separate
-     * stores), so the order makes every gap heal instead: the decision is delivered before the
-     * task is completed, and the event's dedup key (one per task) makes the first decision the
-     * decision of record. A decide cut off after delivering leaves the task claimed with its
-     * decision stored. A retry by the holder that repeats it is answered `Duplicate` and completes
-     * the task; any other decide (a takeover's, or any once the run has journaled the decision
-     * and its payload is erased, so it can no longer be matched) is refused `NotPending` and
-     * completes the task the decision of record settled. The sweeper's expiry of such a task
-     * finds the decision of record too and completes it instead of expiring it.
-     */
-    const decideTask = (task: TaskId.TaskId, decision: Decision, roles: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
-        const event = Worklist.decisionEvent(task, decision)
-        const ofRecord = events.accepted(Worklist.WORKLIST_SOURCE, event.id)
-        const claimed = yield* Effect.either(tasks.claim(task, decision.actor, roles))
-        if (Either.isLeft(claimed)) {
-          const refused = claimed.left
-          // Completed: only a repeat of the decision that completed it is answered (its first
-          // answer may have been lost).
-          if (refused._tag !== "NotPending" || refused.state !== "completed") return yield* refused
-          const stored = yield* ofRecord
-          const row = yield* tasks.task(task)
-          if (Option.isNone(stored) || !Worklist.sameDecision(stored.value.event, event) || Option.isNone(row)) {
-            return yield* refused
-          }
-          return { task: row.value, delivered: Delivered.Duplicate() }
-        }
-        const delivered = yield* answerTask(task, decision)
-        if (delivered._tag === "Duplicate") {
-          // Concurrent decides by the holder, or a holder after a takeover: the first stands, and
-          // a decide that says otherwise was not the decision.
-          const stored = yield* ofRecord
-          if (Option.isSome(stored) && !Worklist.sameDecision(stored.value.event, event)) {
-            const fate = Worklist.fateOf(stored.value.event)
-            yield* tasks.setState(task, fate)
-            return yield* new NotPending({ task, state: fate })
-          }
-        }
-        yield* tasks.setState(task, "completed")
-        return { task: new TaskM.Task({ ...claimed.right, state: "completed" }), delivered }
-      })
+    const deliveries = Deliveries.make({ journal, events: yield* EventStore, tasks, nowSecs, wake, inBackground })
 
     return {
       admit,
       onceKey,
-      deliver,
-      deliverTo,
-      redeliverClaimed,
-      answerTask,
-      decideTask,
+      ...deliveries,
       resume: (run: RunId) => resume(run),
       replay,
       cancel,
@@ -885,76 +718,6 @@ export const make = (options: Options) =>
       idle: FiberSet.awaitEmpty(background),
     }
   })
-
-/** A resume started by a wake-up: whether its answer is staged, the durable head before it, and what retires the wait in the commit that makes the answer durable. */
-interface Woken {
-  readonly staged: boolean
-  readonly durableSeq: number
-  readonly release: Effect.Effect<void, Backend, Tenant>
-  /** Told, once, whether the answer became durable (the first call wins). */
-  readonly settled?: (durable: boolean) => void
-}
-
-/** What the caller's half of a wake-up found: the owner is live, the run does not wait (or is sealed), or the resume to run (and its lease's renewal while it queues for a permit). */
-type Woke =
-  | { readonly _tag: "Busy" }
-  | { readonly _tag: "NotWaiting" }
-  | {
-      readonly _tag: "Resumed"
-      /** Run in a fiber of the caller's tenant: a pass or delivery forks it, and a fork inherits the context. */
-      readonly resume: Effect.Effect<void, never, Tenant>
-      readonly lease: Holding
-    }
-
-/** A lease the runtime renews while it holds it: the run, its epoch, and the tenant it is of. */
-interface Holding {
-  readonly run: RunId
-  readonly epoch: Epoch
-  readonly tenant: TenantId
-  /** Whether the lease exists yet: a new run's is taken by its first commit; absent, it was taken before. */
-  readonly taken?: () => boolean
-}
-
-/** A wake-up's answer: the append the writer stages, the record it becomes once durable (so the replay finds it now), and the durable head it follows. */
-interface Staged {
-  readonly append: Journal.Append
-  readonly record: Journal.Record
-  readonly head: Journal.Head
-}
-
-const stage = (
-  run: RunId,
-  records: ReadonlyArray<Journal.Record>,
-  started: Journal.Record,
-  effect: EffectKey.EffectKey,
-  output: Json,
-  source: string,
-): Staged => {
-  const append = Waits.done(started, effect, output, source)
-  const last = records[records.length - 1]
-  const head = last === undefined ? { seq: 0, hash: Digest.ZERO } : { seq: last.seq, hash: last.hash }
-  const seq = (head.seq + 1) as Journal.Record["seq"]
-  // The bytes and hash the store will give it (the writer's conclude relies on the same).
-  const body = Journal.encoded(append, run, seq)
-  const record = new Journal.Record(
-    {
-      run,
-      seq,
-      case: append.case,
-      step: append.step,
-      phase: append.phase,
-      effectKey: append.effectKey,
-      kind: append.kind,
-      prevHash: head.hash,
-      hash: Journal.chained(body, head.hash),
-      attestation: Option.none(),
-      raw: body.raw,
-      // Built from a validated append and the head the store returned: validating again costs CPU only.
-    },
-    true,
-  )
-  return { append, record, head }
-}
 
 /** The conclusion a status stands for, given the journal (a failed run that compensated concludes `compensated`). */
 const outcomeOf = (status: Run.RunStatus, history: History.History): Journal.RunOutcome => {
