@@ -1,6 +1,6 @@
 /**
- * Run routes (§8.2): runs by outcome, one run's head, outcome, case and suspend reason, and the
- * cancellation request. A run is found in the caller's tenant only, so another tenant's run is
+ * Run routes (§8.2): runs by outcome, one run's head, outcome, case, suspend reason and policy
+ * decisions (§7.12, `PolicyDecision`), and the cancellation request. A run is found in the caller's tenant only, so another tenant's run is
  * an unknown one (404).
  *
  * `POST /runs` (an extension: the spec has no start route) starts a run of a definition the
@@ -53,6 +53,18 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
       Effect.flatMap(journal.head(run), (head) =>
         head.seq === 0 ? Effect.fail(new NotFound({ what: run })) : Effect.succeed(head),
       )
+    /**
+     * The run's view from its whole journal: its state is in the last record, its policy decisions
+     * anywhere in it. A long run costs a long read, as the console's timeline already pays
+     * (`GET /runs/{run}/journal`); the journal has no index of policy records to read instead.
+     */
+    const view = (run: RunId) =>
+      Effect.flatMap(journal.read(run, 1), (records) => {
+        const last = records[records.length - 1]
+        return last === undefined
+          ? Effect.fail(new NotFound({ what: run }))
+          : Effect.succeed(Wire.runView(run, { seq: last.seq, hash: last.hash }, records))
+      })
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -94,9 +106,7 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
           )
           return yield* Effect.gen(function* () {
             const { run, admitted } = yield* admit(runtime, def, input, payload, caller.actor)
-            const head = yield* known(run)
-            const [last] = yield* journal.read(run, head.seq)
-            return { ...Wire.runView(run, head, last), admitted }
+            return { ...(yield* view(run)), admitted }
           }).pipe(Guard.asTenant(caller))
         }),
       )
@@ -104,10 +114,7 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:run.read", path.run)
           return yield* Effect.gen(function* () {
-            const head = yield* known(path.run)
-            // Only the last record: a run's journal may be long, its state is at the end.
-            const [last] = yield* journal.read(path.run, head.seq)
-            return Wire.runView(path.run, head, last)
+            return yield* view(path.run)
           }).pipe(Guard.asTenant(caller))
         }),
       )
