@@ -161,7 +161,10 @@ for (const backend of Http.backends()) {
                 "sam did not approve it: ann left",
               ])
               assert.deepStrictEqual(read.outcome, Option.some("failed" as const))
-              assert.match(Option.getOrElse(read.reason, () => ""), /sam did not approve it: ann left/)
+              assert.match(
+                Option.getOrElse(read.reason, () => ""),
+                /sam did not approve it: ann left/,
+              )
             }),
           { definitions: [decided], policy },
         ),
