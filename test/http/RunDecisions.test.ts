@@ -46,6 +46,24 @@ const decided = RunDefinition.make({
   ],
 })
 
+/** Two sends in one step, each held for a reviewer: each approval must be paired with its own task. */
+const twice = RunDefinition.make({
+  capability: "http-test.twice",
+  input: Schema.Struct({ invoice: Schema.String }),
+  output: Schema.String,
+  plan: [
+    Step.make<{ readonly invoice: string }, string, PolicyDenied>({
+      name: "send",
+      body: () =>
+        Effect.gen(function* () {
+          const cx = yield* StepCtx
+          yield* cx.perform(send, { to: "ann" })
+          return yield* cx.perform(send, { to: "bob" })
+        }),
+    }),
+  ],
+})
+
 const BLOCKED = "blocked recipients are refused"
 const EYES = "a send needs a second pair of eyes"
 
@@ -167,6 +185,40 @@ for (const backend of Http.backends()) {
               )
             }),
           { definitions: [decided], policy },
+        ),
+      )
+
+      it.effect("two approvals in one step each name their own task and who decided it", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const started = yield* f.inTenant(Definitions.start(f.runtime, twice, `INV-${Math.random()}`))
+              const decide = (who: "rita" | "sam", reason: string) =>
+                Effect.gen(function* () {
+                  const [task] = (yield* f.as(who).tasks.list({ urlParams: {} })).items
+                  yield* f.as(who).tasks.decide({
+                    path: { task: task?.id as never },
+                    payload: { approved: true, reason, amendment: null },
+                  })
+                  yield* f.runtime.idle
+                  return task?.id
+                })
+              const first = yield* decide("rita", "ann is expected")
+              const second = yield* decide("sam", "bob is expected")
+              assert.notStrictEqual(first, second)
+              const read = yield* f.as("rita").runs.read({ path: { run: started.run } })
+              assert.deepStrictEqual(read.outcome, Option.some("succeeded" as const))
+              assert.deepStrictEqual(
+                read.decisions.map((d) =>
+                  d._tag === "Approval" ? [d.task, Option.map(d.decided, (x) => [x.actor, x.reason])] : [],
+                ),
+                [
+                  [Option.some(first), Option.some(["rita", "ann is expected"])],
+                  [Option.some(second), Option.some(["sam", "bob is expected"])],
+                ],
+              )
+            }),
+          { definitions: [twice], policy },
         ),
       )
 
