@@ -141,6 +141,9 @@ export const load = (bundle: Bundle.Bundle): Either.Either<Loaded, BundleInvalid
  */
 export const explain = (loaded: Loaded, request: PolicyRequest): Either.Either<Explained, PolicyError> => {
   const key = Reads.key(loaded.reads, request)
+  // A key holds the arguments when the policies read them, and arguments can be large (a mail's
+  // body): such a decision is not remembered, so the memo stays a few MB whatever the runs send.
+  if (key.length > MEMO_KEY_CHARS) return evaluate(loaded, request)
   const known = loaded.memo.get(key)
   if (known !== undefined) return Either.right(known)
   const answer = evaluate(loaded, request)
@@ -151,8 +154,11 @@ export const explain = (loaded: Loaded, request: PolicyRequest): Either.Either<E
   return answer
 }
 
-/** How many decisions one bundle remembers: a few hundred bytes each. */
+/** How many decisions one bundle remembers. */
 export const MEMO_SIZE = 4096
+
+/** The longest key remembered: with `MEMO_SIZE`, at most ~8 MB of keys per bundle. */
+export const MEMO_KEY_CHARS = 1024
 
 /** The engine of a loaded bundle. */
 export const engine = (loaded: Loaded): PolicyEngine["Type"] =>

@@ -132,6 +132,26 @@ describe("PolicyEngineCedar decision memo", () => {
     assert.strictEqual(bundle.memo.size, PolicyEngineCedar.MEMO_SIZE)
   })
 
+  it("a request whose key is longer than MEMO_KEY_CHARS is decided but not remembered", () => {
+    const bundle = loaded(
+      Bundle.make(
+        "memo-long",
+        [
+          {
+            name: "p.cedar",
+            text: `permit (principal, action == Action::"t.send", resource) when { context.argsJson != "" };`,
+          },
+        ],
+        [SCHEMA],
+      ),
+    )
+    const long = ask({ args: { body: "x".repeat(PolicyEngineCedar.MEMO_KEY_CHARS) } })
+    assert.strictEqual(Either.getOrThrow(PolicyEngineCedar.explain(bundle, long)).decision._tag, "Allow")
+    assert.strictEqual(bundle.memo.size, 0)
+    PolicyEngineCedar.explain(bundle, ask({ args: { body: "short" } }))
+    assert.strictEqual(bundle.memo.size, 1)
+  })
+
   it("a remembered decision is the one Cedar takes afresh (refund bundle, random requests)", () => {
     const remembering = loaded()
     const fresh = loaded(refunds())
