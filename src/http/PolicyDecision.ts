@@ -12,7 +12,7 @@
  *   (`{approved, actor, reason}`, the expiry's actor when the window closed). The action is named
  *   by what followed under the Note's effect key: the effect's announcement (approved) or its
  *   `PolicyDenied` (refused or expired); while the task is open the journal does not name it yet,
- *   and the task (`task`) does.
+ *   and the route reads it from the task (`proposedKind`).
  * - A release is its `Released` record.
  * A refused approval is therefore listed twice, as the approval (with who refused) and as the
  * refusal it became, because both are on the record.
@@ -21,6 +21,7 @@ import { Either, Option, Schema } from "effect"
 import type { EffectKey } from "../domain/EffectKey.js"
 import type * as Journal from "../domain/Journal.js"
 import { Phase } from "../domain/Phase.js"
+import type * as Task from "../domain/Task.js"
 import * as TaskId from "../domain/TaskId.js"
 import { APPROVAL_ORDINALS } from "../runtime/Approval.js"
 import * as History from "../runtime/History.js"
@@ -45,7 +46,7 @@ export const Denied = Schema.TaggedStruct("Denied", {
 /** Who decided an approval task, and why; `approved: false` from the expiry's actor when nobody did in time. */
 export const ApprovalDecided = Schema.Struct({ approved: Schema.Boolean, actor: Schema.String, reason: Schema.String })
 
-/** The policy asked `roles` to approve an effect first; `decided` is none while the task is open. */
+/** The policy asked `roles` to approve an effect first; `decided` is none while the task is open; `action` is none only when neither the journal nor the task names it. */
 export const Approval = Schema.TaggedStruct("Approval", {
   ...At,
   action: Schema.OptionFromNullOr(Schema.String),
@@ -104,6 +105,12 @@ export const fromRecords = (records: ReadonlyArray<Journal.Record>): ReadonlyArr
     }
   }
   return decisions
+}
+
+/** The effect kind an approval task proposes (its justification's `proposedAction.kind`, as `Approval.ts` writes it). */
+export const proposedKind = (task: Task.Task): Option.Option<string> => {
+  const kind = (task.justification.proposedAction as { readonly kind?: unknown } | null)?.kind
+  return typeof kind === "string" ? Option.some(kind) : Option.none()
 }
 
 // internal

@@ -220,7 +220,7 @@ export const suite = (backend: Fixture.Backend) =>
           Fixture.BLOCKED,
           "Released a value",
           "the operator typed the ticket",
-          "Approval: an effect, waiting",
+          "Approval: console-test.send, waiting",
           Fixture.EYES,
         ])
           expect(text).toContain(shown)

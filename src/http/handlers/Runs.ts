@@ -20,6 +20,7 @@ import { NotFound } from "../../errors/StoreError.js"
 import type * as RunDefinition from "../../runtime/RunDefinition.js"
 import { Runtime } from "../../runtime/Runtime.js"
 import { JournalStore } from "../../services/JournalStore.js"
+import { TaskStore } from "../../services/TaskStore.js"
 import {
   AdmissionConflict,
   AdmissionRefused,
@@ -29,6 +30,7 @@ import {
   RunClosed,
   type StartRequest,
 } from "../Api.js"
+import * as PolicyDecision from "../PolicyDecision.js"
 import * as Unavailable from "../Unavailable.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
@@ -46,6 +48,7 @@ export const startable = (definitions: ReadonlyArray<RunDefinition.Any>) =>
 export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
   Effect.gen(function* () {
     const journal = yield* JournalStore
+    const tasks = yield* TaskStore
     const runtime = yield* Runtime
     const definitions = Option.getOrElse(yield* Effect.serviceOption(Startable), () => new Map())
     /** The run's head, or `NotFound` when the tenant has no record of it. */
@@ -59,12 +62,21 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
      * (`GET /runs/{run}/journal`); the journal has no index of policy records to read instead.
      */
     const view = (run: RunId) =>
-      Effect.flatMap(journal.read(run, 1), (records) => {
+      Effect.gen(function* () {
+        const records = yield* journal.read(run, 1)
         const last = records[records.length - 1]
-        return last === undefined
-          ? Effect.fail(new NotFound({ what: run }))
-          : Effect.succeed(Wire.runView(run, { seq: last.seq, hash: last.hash }, records))
+        if (last === undefined) return yield* new NotFound({ what: run })
+        const seen = Wire.runView(run, { seq: last.seq, hash: last.hash }, records)
+        return { ...seen, decisions: yield* Effect.forEach(seen.decisions, named) }
       })
+    /** An approval whose task is still open: the journal does not name its action yet, the task does. */
+    const named = (decision: PolicyDecision.PolicyDecision) =>
+      decision._tag === "Approval" && Option.isNone(decision.action) && Option.isSome(decision.task)
+        ? Effect.map(tasks.task(decision.task.value), (task) => ({
+            ...decision,
+            action: Option.flatMap(task, PolicyDecision.proposedKind),
+          }))
+        : Effect.succeed(decision)
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
