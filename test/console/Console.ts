@@ -37,7 +37,12 @@ export const suite = (backend: Fixture.Backend) =>
     beforeAll(async () => {
       // The bundle the server serves is this tree's, never a stale one.
       await build()
-      ;[f, browser] = await Promise.all([Fixture.start(backend), Browser.launch()])
+      // Each kept as it comes, so a browser that fails to launch still leaves a server for afterAll to stop.
+      const [server, launched] = await Promise.allSettled([Fixture.start(backend), Browser.launch()])
+      if (server.status === "fulfilled") f = server.value
+      if (launched.status === "fulfilled") browser = launched.value
+      if (server.status === "rejected") throw server.reason
+      if (launched.status === "rejected") throw launched.reason
     }, 180_000)
 
     afterAll(async () => {
