@@ -2,9 +2,15 @@
  * `npm run bench -- --policy`: what deciding every effect with Cedar costs (issue 34's bench). The
  * bench's two-effect run (keyed, as in the peer cell) on PostgreSQL at concurrency 16, under
  * `PolicyEngine.allowAll` (no request is built) and under a Cedar bundle that permits everything
- * (each effect is a full decision: the request built, handed to cedar-wasm and evaluated), the two
- * interleaved round by round in one process so the machine's drift falls on both alike. Reported:
- * client CPU per run on each side and the median of the per-round ratios.
+ * (each effect is decided: the request built and, unless the engine remembers the decision, handed
+ * to cedar-wasm and evaluated), the two interleaved round by round in one process so the machine's
+ * drift falls on both alike. Reported: client CPU per run on each side and the median of the
+ * per-round ratios.
+ *
+ * Which side goes first alternates by round (an even number of rounds): the first pass of a round
+ * measured 15–20% more than the second whichever side it was (allowAll first: Cedar/allowAll 0.84;
+ * Cedar first: 1.20; same code, same hour, load ~4 on 2 cores), so a fixed order biased the ratio
+ * by about as much as the bar allows. A pause before each timed pass did not remove the bias.
  */
 import { Effect, Either, Layer } from "effect"
 import * as Run from "../src/domain/Run.js"
@@ -29,6 +35,8 @@ export interface Round {
   readonly allowAllUs: number
   readonly cedarUs: number
   readonly ratio: number
+  /** Whether Cedar's pass came first in the round. */
+  readonly cedarFirst: boolean
 }
 
 export interface Result {
@@ -50,7 +58,8 @@ export const run = async (
 ): Promise<Result> => {
   const concurrency = 16
   const runs = options.quick ? 200 : 1500
-  const roundCount = options.quick ? 3 : 5
+  // Even, so each side goes first as often as the other.
+  const roundCount = options.quick ? 4 : 6
   const sides = {
     allowAll: RuntimeBench.runtimeOn(db, "pg", concurrency),
     cedar: RuntimeBench.runtimeOn(db, "pg", concurrency, cedarAllowAll()),
@@ -86,11 +95,13 @@ export const run = async (
     }
     const rounds: Array<Round> = []
     for (let i = 0; i < roundCount; i++) {
-      const allowAllUs = await cpuPerRun(sides.allowAll)
-      const cedarUs = await cpuPerRun(sides.cedar)
-      rounds.push({ allowAllUs, cedarUs, ratio: cedarUs / allowAllUs })
+      const cedarFirst = i % 2 === 1
+      const first = await cpuPerRun(cedarFirst ? sides.cedar : sides.allowAll)
+      const second = await cpuPerRun(cedarFirst ? sides.allowAll : sides.cedar)
+      const [allowAllUs, cedarUs] = cedarFirst ? [second, first] : [first, second]
+      rounds.push({ allowAllUs, cedarUs, ratio: cedarUs / allowAllUs, cedarFirst })
       options.log(
-        `policy round ${i + 1}: allowAll ${allowAllUs.toFixed(0)} µs, Cedar allow-all ${cedarUs.toFixed(0)} µs per run (×${(cedarUs / allowAllUs).toFixed(2)})`,
+        `policy round ${i + 1} (${cedarFirst ? "Cedar" : "allowAll"} first): allowAll ${allowAllUs.toFixed(0)} µs, Cedar allow-all ${cedarUs.toFixed(0)} µs per run (×${(cedarUs / allowAllUs).toFixed(2)})`,
       )
     }
     return { concurrency, runs, rounds, ratio: median(rounds.map((r) => r.ratio)) }

@@ -16,10 +16,11 @@ import { Json } from "../domain/Json.js"
 import { MAX_JSON_DEPTH, MAX_KEY_VALUE_BYTES, MAX_KEYS, MAX_NAME_BYTES } from "../domain/Limits.js"
 import { Phase } from "../domain/Phase.js"
 import * as Task from "../domain/Task.js"
-import * as TaskId from "../domain/TaskId.js"
 import * as Text_ from "../domain/Text.js"
 import * as Time from "../domain/Time.js"
 import type * as Runtime from "../runtime/Runtime.js"
+import * as PolicyDecision from "./PolicyDecision.js"
+import * as TaskRefSchema from "./TaskRef.js"
 
 // --- scalars ---------------------------------------------------------------------------------
 
@@ -104,15 +105,7 @@ export const Instant = Schema.transformOrFail(Schema.String, Schema.typeSchema(T
 }).annotations({ identifier: "Instant", jsonSchema: { type: "string", format: "date-time" } })
 
 /** A task id: `task_<hex>` or the hex on the way in, `task_<hex>` on the way out. */
-export const TaskRef = Schema.transformOrFail(Schema.String, Schema.typeSchema(TaskId.TaskId), {
-  strict: true,
-  decode: (input, _, ast) =>
-    Either.match(TaskId.parse(input), {
-      onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
-      onRight: ParseResult.succeed,
-    }),
-  encode: (id) => ParseResult.succeed(TaskId.show(id)),
-}).annotations({ identifier: "TaskRef", jsonSchema: { type: "string", pattern: "^(task_)?[0-9a-f]{64}$" } })
+export const TaskRef = TaskRefSchema.TaskRef
 
 /** A case id: `case_<ULID>` or the bare ULID on the way in, `case_<ULID>` on the way out. */
 export const CaseRef = Schema.transformOrFail(Schema.String, Schema.typeSchema(CaseIdSchema), {
@@ -341,6 +334,11 @@ export const RunView = Schema.Struct({
    * waits, and for a success.
    */
   reason: Schema.OptionFromNullOr(Schema.String),
+  /**
+   * The run's policy decisions (§7.12) in journal order: every refusal (handled by the step or
+   * not), every approval asked for with who decided it, every release (`PolicyDecision.ts`).
+   */
+  decisions: Schema.Array(PolicyDecision.PolicyDecision),
 }).annotations({ identifier: "Run" })
 export type RunView = typeof RunView.Type
 
@@ -409,14 +407,19 @@ export const historyEntry = (record: Journal.Record): typeof HistoryEntry.Type =
 })
 
 /** The run's view from its last record (`last`, absent for an unwritten run) and head. */
-export const runView = (run: RunId, head: Journal.Head, last: Journal.Record | undefined): RunView => ({
-  run,
-  head: { seq: head.seq, hash: head.hash },
-  outcome: last?.kind.kind === "RunSealed" ? Option.some(last.kind.outcome) : Option.none(),
-  case: last === undefined ? Option.none() : last.case,
-  suspended: last?.kind.kind === "RunSuspended" ? Option.some(last.kind.reason) : Option.none(),
-  reason: last?.kind.kind === "RunSealed" ? Option.fromNullable(last.kind.reason) : Option.none(),
-})
+/** The view of `run` from all its records, in seq order (the last one says where it stands). */
+export const runView = (run: RunId, head: Journal.Head, records: ReadonlyArray<Journal.Record>): RunView => {
+  const last = records[records.length - 1]
+  return {
+    run,
+    head: { seq: head.seq, hash: head.hash },
+    outcome: last?.kind.kind === "RunSealed" ? Option.some(last.kind.outcome) : Option.none(),
+    case: last === undefined ? Option.none() : last.case,
+    suspended: last?.kind.kind === "RunSuspended" ? Option.some(last.kind.reason) : Option.none(),
+    reason: last?.kind.kind === "RunSealed" ? Option.fromNullable(last.kind.reason) : Option.none(),
+    decisions: PolicyDecision.fromRecords(records),
+  }
+}
 
 export const deliveryAnswer = (outcome: Runtime.Delivered): DeliveryAnswer =>
   outcome._tag === "Resumed"

@@ -37,7 +37,12 @@ export const suite = (backend: Fixture.Backend) =>
     beforeAll(async () => {
       // The bundle the server serves is this tree's, never a stale one.
       await build()
-      ;[f, browser] = await Promise.all([Fixture.start(backend), Browser.launch()])
+      // Each kept as it comes, so a browser that fails to launch still leaves a server for afterAll to stop.
+      const [server, launched] = await Promise.allSettled([Fixture.start(backend), Browser.launch()])
+      if (server.status === "fulfilled") f = server.value
+      if (launched.status === "fulfilled") browser = launched.value
+      if (server.status === "rejected") throw server.reason
+      if (launched.status === "rejected") throw launched.reason
     }, 180_000)
 
     afterAll(async () => {
@@ -203,6 +208,46 @@ export const suite = (backend: Fixture.Backend) =>
         await Browser.fact(page, "State")
           .filter({ hasText: /^open$/ })
           .waitFor()
+      },
+      TEST_MS,
+    )
+
+    it(
+      "a run's page lists its policy decisions; the approval's task shows the effect, its arguments and outbound label",
+      async () => {
+        const { run, task } = await Fixture.decidedRun(fixture())
+        const { page } = await open()
+        await Browser.signIn(page, fixture().tokens.alice)
+        await page.goto(`${fixture().base}/console#/runs/${run}`)
+        await page.getByRole("heading", { name: "Refused: console-test.send" }).waitFor()
+        const text = await Browser.mainText(page)
+        for (const shown of [
+          Fixture.BLOCKED,
+          "Released a value",
+          "the operator typed the ticket",
+          "Approval: console-test.send, waiting",
+          Fixture.EYES,
+        ])
+          expect(text).toContain(shown)
+        await audit(page, "run-decisions")
+
+        await page.getByRole("link", { name: task }).click()
+        await Browser.heading(page, "Task: approve console-test.send")
+        expect(await page.locator(`dt:text-is("Effect") + dd`).textContent()).toBe("console-test.send")
+        expect(JSON.parse((await page.locator(`dt:text-is("Arguments") + dd`).textContent()) ?? "")).toEqual({
+          to: "ann",
+        })
+        expect(await page.locator(`dt:text-is("Outbound label") + dd`).textContent()).toBe("trusted")
+        await audit(page, "task-approval")
+        await page.getByRole("button", { name: "Claim" }).click()
+        await page.getByText("claimed by alice").waitFor()
+        await page.getByLabel("Reason (recorded with the decision)").fill("ann is expected")
+        await page.getByRole("button", { name: "Decide" }).click()
+        await page.getByText("Decided: approved; the run was resumed.").waitFor()
+        await Fixture.outcome(fixture(), run, "succeeded")
+        await page.getByRole("link", { name: run }).click()
+        await page.getByRole("heading", { name: "Approval: console-test.send, approved" }).waitFor()
+        expect(await Browser.mainText(page)).toContain("approved by alice: ann is expected")
       },
       TEST_MS,
     )

@@ -1,11 +1,11 @@
 /**
  * A real `agentplane serve` for the console tests, on the backend's store, with two tenants:
  * A (an agent, three reviewers, alice, carl and mallory, and an operator) and B (one caller with every
- * role), the demo policy bundle, the runs of `Definitions.ts` and a sweep every second. The tests set
+ * role), the demo routes with a policy for the runs of `Definitions.ts`, and a sweep every second. The tests set
  * up their data through the API, as a client would; the browser then shows it.
  */
 import { createHash, randomUUID } from "node:crypto"
-import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Serving from "../runtime-process/Serving.js"
@@ -24,6 +24,8 @@ export interface Fixture {
   readonly tokens: Readonly<Record<CallerName, string>>
   readonly scrapeToken: string
   readonly server: Serving.Server
+  /** The policy bundle's directory, written for this server and removed by `stop`. */
+  readonly policy: string
 }
 
 const digest = (token: string) => createHash("sha256").update(token).digest("hex")
@@ -45,17 +47,16 @@ export const start = async (backend: Backend, extra: ReadonlyArray<string> = [])
     { digest: digest(tokens.bea), tenant: b, actor: "bea", roles: ["agent", "reviewer", "admin"] },
   ]
   const scrapeToken = `scrape-${randomUUID()}`
-  // The demo's routes, and every effect of this suite's runs permitted: the runs' policy is not
-  // what the console tests look at (§7.12 decides them with the same bundle).
+  // The demo's routes, and every effect of this suite's runs permitted but `decided`'s sends, one
+  // refused and one held for a reviewer, so the pages have policy decisions to show (§7.12
+  // decides the runs with the same bundle).
   const policy = mkdtempSync(join(tmpdir(), "console-policy-"))
   copyFileSync(
     join(import.meta.dirname, "..", "..", "examples", "demo-policy", "routes.cedar"),
     join(policy, "routes.cedar"),
   )
-  writeFileSync(
-    join(policy, "runs.cedar"),
-    '@id("console test runs")\npermit (principal, action in Agentplane::Action::"effect", resource);\n',
-  )
+  writeFileSync(join(policy, "runs.cedar"), RUNS_POLICY)
+  writeFileSync(join(policy, "runs.cedarschema"), RUNS_SCHEMA)
   const server = await Serving.start(
     [
       "--store",
@@ -72,11 +73,42 @@ export const start = async (backend: Backend, extra: ReadonlyArray<string> = [])
     ],
     { AGENTPLANE_TOKENS_JSON: JSON.stringify(entries), AGENTPLANE_POLICY: policy },
   )
-  return { base: server.base, tokens, scrapeToken, server }
+  return { base: server.base, tokens, scrapeToken, server, policy }
 }
 
 export const stop = (fixture: Fixture | undefined): Promise<void> =>
-  fixture === undefined ? Promise.resolve() : Serving.stop(fixture.server)
+  fixture === undefined
+    ? Promise.resolve()
+    : Serving.stop(fixture.server).finally(() => rmSync(fixture.policy, { recursive: true, force: true }))
+
+/** What `decided`'s sends are told: the refusal's reason and the approval's. */
+export const BLOCKED = "blocked recipients are refused"
+export const EYES = "a send needs a second pair of eyes"
+
+const RUNS_POLICY = `@id("console test runs")
+permit (principal, action in Agentplane::Action::"effect", resource);
+
+@id("releases")
+permit (principal, action == Agentplane::Action::"agentplane.release", resource);
+
+@id("blocked recipients")
+@reason("${BLOCKED}")
+forbid (principal, action == Action::"console-test.send", resource)
+when { context.argsJson == "{\\"to\\":\\"blocked\\"}" };
+
+@id("sends need a reviewer")
+@approval("reviewer")
+@reason("${EYES}")
+permit (principal, action == Action::"console-test.send", resource)
+when { context.argsJson == "{\\"to\\":\\"ann\\"}" };
+`
+
+const RUNS_SCHEMA = `action "console-test.send" in [Agentplane::Action::"effect"] appliesTo {
+  principal: Agentplane::Agent,
+  resource: [Agentplane::Case, Agentplane::Run],
+  context: Agentplane::EffectContext,
+};
+`
 
 export interface Refund {
   readonly run: string
@@ -123,6 +155,20 @@ export const quarantinedRun = async (f: Fixture): Promise<string> => {
   })
   await outcome(f, run, "quarantined")
   return run
+}
+
+/** Starts a `decided` run as the operator; it waits for the reviewer's approval of its second send. */
+export const decidedRun = async (f: Fixture): Promise<{ readonly run: string; readonly task: string }> => {
+  const ticket = `T-${randomUUID().slice(0, 8)}`
+  const started = await Serving.expectCall(201, f.base, "POST", "/runs", f.tokens.ops, {
+    capability: "console-test.decided",
+    input: { ticket },
+    case: { kind: "ticket", correlation: [{ namespace: "ticket", value: ticket }] },
+  })
+  const decisions = started.decisions as ReadonlyArray<{ readonly _tag: string; readonly task?: string | null }>
+  const tags = decisions.map((d) => d._tag).join(", ")
+  if (tags !== "Denied, Released, Approval") throw new Error(`decided run's decisions: ${tags}`)
+  return { run: started.run as string, task: decisions[2]?.task ?? "" }
 }
 
 /** Waits until `run`'s outcome is `wanted`, for as long as its journal keeps growing. */

@@ -15,7 +15,15 @@ export const suite = (backend: Fixture.Backend) =>
 
     beforeAll(async () => {
       await build()
-      ;[on, off] = await Promise.all([Fixture.start(backend), Fixture.start(backend, ["--no-console"])])
+      // Each kept as it comes, so one that fails to start still leaves the other for afterAll to stop.
+      const [first, second] = await Promise.allSettled([
+        Fixture.start(backend),
+        Fixture.start(backend, ["--no-console"]),
+      ])
+      if (first.status === "fulfilled") on = first.value
+      if (second.status === "fulfilled") off = second.value
+      if (first.status === "rejected") throw first.reason
+      if (second.status === "rejected") throw second.reason
     }, 180_000)
 
     afterAll(() => Promise.all([Fixture.stop(on), Fixture.stop(off)]), 60_000)

@@ -105,6 +105,8 @@ export const withServer = <A, E, R>(
      * request log's info lines do not drown test output (the log tests pass a capturing one).
      */
     readonly log?: Layer.Layer<never>
+    /** The engine deciding the runtime's effects (§7.12); every effect allowed by default. */
+    readonly policy?: Layer.Layer<PolicyEngine.PolicyEngine>
   } = {},
 ): Effect.Effect<A, E | BackendError | unknown, Exclude<R, Scope.Scope> | Stores.Stores> =>
   Effect.scoped(
@@ -136,8 +138,8 @@ export const withServer = <A, E, R>(
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(RoutePolicy.layer),
-        // The runs the routes start are decided by a policy of their own (§7.12): here, all allowed.
-        Layer.provide(PolicyEngine.allowAll),
+        // The runs the routes start are decided by a policy of their own (§7.12): all allowed unless the test gives one.
+        Layer.provide(options.policy ?? PolicyEngine.allowAll),
         Layer.provide(options.stores ?? Layer.effectContext(Effect.context<Stores.Stores>())),
       )
       const context = yield* Layer.build(server)

@@ -1,6 +1,6 @@
 /**
- * One run: its outcome or why it waits, why it concluded, its journal as a timeline, and the
- * operator's verbs the API offers (cancel). While the run is not sealed the page re-reads it
+ * One run: its outcome or why it waits, why it concluded, its policy decisions, its journal as a
+ * timeline, and the operator's verbs the API offers (cancel). While the run is not sealed the page re-reads it
  * every `POLL_MS`, so a run resumed in the background is seen going on and concluding.
  */
 import * as Api from "../Api.js"
@@ -8,6 +8,7 @@ import { announce, facts, fill, h } from "../Dom.js"
 import * as Format from "../Format.js"
 import { type Page, title } from "../Page.js"
 import * as Refusal from "../Refusal.js"
+import { policyDecisions } from "./PolicyDecisions.js"
 import { timeline } from "./Timeline.js"
 
 export const POLL_MS = 2000
@@ -62,6 +63,8 @@ export const runPage: Page = async ({ main, segments, current }) => {
       ]),
       view.outcome === null ? cancel(id, outcome) : null,
       h("p", { class: "note" }, "Raising a budget and resuming a run are not offered by the API yet."),
+      h("h2", {}, "Policy decisions"),
+      policyDecisions(view.decisions),
       h("h2", {}, "Journal"),
       journal.ok ? timeline(entries) : Refusal.view(journal, "The journal is not shown:"),
       journal.ok && journal.body.truncated ? h("p", { class: "note" }, "Later records are not shown.") : null,

@@ -6,7 +6,7 @@
  * the API's own, not the page's guess.
  */
 import * as Api from "../Api.js"
-import { facts, fill, h, json } from "../Dom.js"
+import { type Child, facts, fill, h, json } from "../Dom.js"
 import * as Format from "../Format.js"
 import { type Page, title } from "../Page.js"
 import * as Refusal from "../Refusal.js"
@@ -80,7 +80,7 @@ export const taskPage: Page = async ({ main, segments, current }) => {
         ],
       ]),
       h("h3", {}, "Proposed action"),
-      json(j.proposedAction),
+      proposed(j.proposedAction),
       pending
         ? [
             h("h2", {}, "Act"),
@@ -162,3 +162,25 @@ export const taskPage: Page = async ({ main, segments, current }) => {
   main.prepend(title(`Task: ${answer.body.kind}`))
   return undefined
 }
+
+// internal
+
+/**
+ * What the task would let happen. An approval the policy asked for (§7.12) proposes the effect:
+ * its kind, its arguments and the outbound label of the step, each shown as such; any other
+ * proposal is shown as the JSON the agent wrote.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a proposal's JSON
+const proposed = (action: any): Child =>
+  action !== null && typeof action === "object" && typeof action.kind === "string" && "outbound_label" in action
+    ? facts([
+        ["Effect", action.kind],
+        ["Arguments", json(action.args ?? null)],
+        [
+          "Outbound label",
+          action.outbound_label === "untrusted"
+            ? "untrusted: the step had received input from outside (see the evidence)"
+            : String(action.outbound_label),
+        ],
+      ])
+    : json(action)

@@ -1,6 +1,6 @@
 /**
- * Run routes (§8.2): runs by outcome, one run's head, outcome, case and suspend reason, and the
- * cancellation request. A run is found in the caller's tenant only, so another tenant's run is
+ * Run routes (§8.2): runs by outcome, one run's head, outcome, case, suspend reason and policy
+ * decisions (§7.12, `PolicyDecision`), and the cancellation request. A run is found in the caller's tenant only, so another tenant's run is
  * an unknown one (404).
  *
  * `POST /runs` (an extension: the spec has no start route) starts a run of a definition the
@@ -20,6 +20,7 @@ import { NotFound } from "../../errors/StoreError.js"
 import type * as RunDefinition from "../../runtime/RunDefinition.js"
 import { Runtime } from "../../runtime/Runtime.js"
 import { JournalStore } from "../../services/JournalStore.js"
+import { TaskStore } from "../../services/TaskStore.js"
 import {
   AdmissionConflict,
   AdmissionRefused,
@@ -29,6 +30,7 @@ import {
   RunClosed,
   type StartRequest,
 } from "../Api.js"
+import * as PolicyDecision from "../PolicyDecision.js"
 import * as Unavailable from "../Unavailable.js"
 import * as Wire from "../Wire.js"
 import * as Guard from "./Guard.js"
@@ -46,6 +48,7 @@ export const startable = (definitions: ReadonlyArray<RunDefinition.Any>) =>
 export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
   Effect.gen(function* () {
     const journal = yield* JournalStore
+    const tasks = yield* TaskStore
     const runtime = yield* Runtime
     const definitions = Option.getOrElse(yield* Effect.serviceOption(Startable), () => new Map())
     /** The run's head, or `NotFound` when the tenant has no record of it. */
@@ -53,6 +56,27 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
       Effect.flatMap(journal.head(run), (head) =>
         head.seq === 0 ? Effect.fail(new NotFound({ what: run })) : Effect.succeed(head),
       )
+    /**
+     * The run's view from its whole journal: its state is in the last record, its policy decisions
+     * anywhere in it. A long run costs a long read, as the console's timeline already pays
+     * (`GET /runs/{run}/journal`); the journal has no index of policy records to read instead.
+     */
+    const view = (run: RunId) =>
+      Effect.gen(function* () {
+        const records = yield* journal.read(run, 1)
+        const last = records[records.length - 1]
+        if (last === undefined) return yield* new NotFound({ what: run })
+        const seen = Wire.runView(run, { seq: last.seq, hash: last.hash }, records)
+        return { ...seen, decisions: yield* Effect.forEach(seen.decisions, named) }
+      })
+    /** An approval whose task is still open: the journal does not name its action yet, the task does. */
+    const named = (decision: PolicyDecision.PolicyDecision) =>
+      decision._tag === "Approval" && Option.isNone(decision.action) && Option.isSome(decision.task)
+        ? Effect.map(tasks.task(decision.task.value), (task) => ({
+            ...decision,
+            action: Option.flatMap(task, PolicyDecision.proposedKind),
+          }))
+        : Effect.succeed(decision)
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -94,9 +118,7 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
           )
           return yield* Effect.gen(function* () {
             const { run, admitted } = yield* admit(runtime, def, input, payload, caller.actor)
-            const head = yield* known(run)
-            const [last] = yield* journal.read(run, head.seq)
-            return { ...Wire.runView(run, head, last), admitted }
+            return { ...(yield* view(run)), admitted }
           }).pipe(Guard.asTenant(caller))
         }),
       )
@@ -104,10 +126,7 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
         Effect.gen(function* () {
           const caller = yield* Guard.authorize("api:run.read", path.run)
           return yield* Effect.gen(function* () {
-            const head = yield* known(path.run)
-            // Only the last record: a run's journal may be long, its state is at the end.
-            const [last] = yield* journal.read(path.run, head.seq)
-            return Wire.runView(path.run, head, last)
+            return yield* view(path.run)
           }).pipe(Guard.asTenant(caller))
         }),
       )
