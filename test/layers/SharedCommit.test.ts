@@ -61,6 +61,51 @@ const stored = (pool: pg.Pool, table: string) =>
   Effect.promise(async () => (await pool.query(`SELECT v FROM ${table} ORDER BY v`)).rows.map((r) => r.v as string))
 
 describe("SharedCommit (PostgreSQL)", () => {
+  it.live(
+    "a lone statement chosen as a deadlock's victim is sent again and commits once the other transaction has",
+    () =>
+      withDriver((run, table, pool) =>
+        Effect.gen(function* () {
+          yield* Effect.promise(() => pool.query(`INSERT INTO ${table} (v, n) VALUES ('x', 0), ('y', 0)`))
+          const other = yield* Effect.promise(() => pool.connect())
+          // The other transaction holds x, and waits long before it looks for a deadlock, so the
+          // lone statement (which holds y and waits for x) is the one the server rolls back.
+          yield* Effect.promise(async () => {
+            await other.query("BEGIN")
+            await other.query("SET LOCAL deadlock_timeout = '30s'")
+            await other.query(`UPDATE ${table} SET n = n + 1 WHERE v = 'x'`)
+          })
+          const lone = yield* Effect.fork(
+            run(
+              `DO $$ BEGIN UPDATE ${table} SET n = n + 10 WHERE v = 'y'; UPDATE ${table} SET n = n + 10 WHERE v = 'x'; END $$`,
+              [],
+              false,
+            ),
+          )
+          yield* Effect.sleep("300 millis")
+          // The cycle: the other transaction now wants y, which the lone statement holds.
+          yield* Effect.promise(async () => {
+            await other.query(`UPDATE ${table} SET n = n + 1 WHERE v = 'y'`)
+            await other.query("COMMIT")
+            other.release()
+          })
+          const exit = yield* Fiber.await(lone)
+          assert.isTrue(Exit.isSuccess(exit), String(exit))
+          const rows = yield* Effect.promise(
+            async () => (await pool.query(`SELECT v, n FROM ${table} ORDER BY v`)).rows,
+          )
+          // Both committed, each once: the rolled-back first try left nothing behind.
+          assert.deepStrictEqual(
+            rows.map((r) => [r.v, Number(r.n)]),
+            [
+              ["x", 11],
+              ["y", 11],
+            ],
+          )
+        }),
+      ),
+  )
+
   it.live("statements that waited together commit in one transaction, each answered with its own rows", () =>
     withDriver((run, table, pool) =>
       Effect.gen(function* () {

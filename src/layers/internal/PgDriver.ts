@@ -66,25 +66,44 @@ export const make = (pool: pg.Pool, sharing: SharedCommit.Options = SharedCommit
  * suspension each for the checkout and the query, and the `ensuring` between them, cost as much
  * as the rest of a one-row statement's client path. The client goes back in the query's callback
  * whatever the fiber does meanwhile, so an interrupted verb cannot leak it.
+ *
+ * A statement the server chose as a deadlock's victim is sent again, up to `DEADLOCK_RETRIES`
+ * times. Alone, it is its own transaction, which the server rolled back whole, so nothing of it
+ * committed and sending it again gives the answer it would have had without the deadlock. Seals
+ * make deadlocks ordinary: every seal of a tenant takes its log's one sequence row, and a shared
+ * send holds the rows of all its members until its one commit, so instances sealing side by side
+ * can meet in a cycle (the bench's four instances waking 10,000 timers met one, and the woken run
+ * failed its seal where it now goes on). A statement in a transaction of the caller's is not sent
+ * again: the transaction is the caller's to repeat.
  */
 const alone =
   (lend: PgCheckout.Lend): SharedCommit.Alone =>
-  (text, params, named, done) =>
-    lend(
-      (checked) => {
-        // pg answers a statement whose parameters it cannot bind twice (at the refusal, then at
-        // the server's reply to the Sync it sends anyway): only the first answer counts.
-        let answered = false
-        checked.client.query(config(text, params, named), (failure: Error | undefined, result: pg.QueryResult) => {
-          if (answered) return
-          answered = true
-          // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
-          checked.done()
-          done(failure ? Exit.fail(failed(failure)) : Exit.succeed(result.rows))
-        })
-      },
-      (error) => done(Exit.fail(error)),
-    )
+  (text, params, named, done) => {
+    const attempt = (retries: number): void =>
+      lend(
+        (checked) => {
+          // pg answers a statement whose parameters it cannot bind twice (at the refusal, then at
+          // the server's reply to the Sync it sends anyway): only the first answer counts.
+          let answered = false
+          checked.client.query(config(text, params, named), (failure: Error | undefined, result: pg.QueryResult) => {
+            if (answered) return
+            answered = true
+            // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
+            checked.done()
+            if (failure && retries > 0 && isDeadlock(failure)) return attempt(retries - 1)
+            done(failure ? Exit.fail(failed(failure)) : Exit.succeed(result.rows))
+          })
+        },
+        (error) => done(Exit.fail(error)),
+      )
+    attempt(DEADLOCK_RETRIES)
+  }
+
+/** How often a lone statement chosen as a deadlock's victim is sent again before its refusal stands. */
+export const DEADLOCK_RETRIES = 3
+
+/** SQLSTATE 40P01, deadlock_detected: the server rolled the statement's transaction back. */
+const isDeadlock = (failure: Error): boolean => (failure as { readonly code?: unknown }).code === "40P01"
 
 /** pg: a read-only transaction on one snapshot, so a case is never assembled from two moments. */
 const BEGIN = { write: "BEGIN", read: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" } as const
