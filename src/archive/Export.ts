@@ -12,6 +12,11 @@
  * The records are read through `JournalArchive` when the backend provides it (rows as stored,
  * nothing decoded: 1M records at ~10,000/s), else through the store's decoded `readPage`.
  *
+ * The log (§6.5): the header carries the tenant's latest signed checkpoint, read first, and the
+ * leaves of every position below its size follow it (`Format`), so `verify` can hold each sealed
+ * run to the leaf the log committed to. Runs sealed after that checkpoint are exported without a
+ * leaf; the next export's checkpoint covers them.
+ *
  * Decision: an export is not a snapshot. Each page is read in its own statement, so records
  * appended while an export runs may or may not appear; export a quiescent tenant (or accept
  * that the export shows each run as it was when that run was read).
@@ -27,6 +32,7 @@ import type { Backend, Corrupt } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { JournalArchive, type StoredRecord } from "../services/JournalArchive.js"
 import { JournalStore } from "../services/JournalStore.js"
+import { LogStore } from "../services/LogStore.js"
 import * as Format from "./Format.js"
 
 /** Runs and cases read per statement. */
@@ -51,12 +57,14 @@ export interface Written {
  */
 export const lines = (
   onChunk: (written: Written) => Effect.Effect<void> = () => Effect.void,
-): Stream.Stream<string, Backend | Corrupt, JournalStore | CaseStore | Tenant> =>
+): Stream.Stream<string, Backend | Corrupt, JournalStore | CaseStore | LogStore | Tenant> =>
   Stream.unwrap(
     Effect.gen(function* () {
       const tenant = yield* Tenant
       const journal = yield* JournalStore
       const caseStore = yield* CaseStore
+      const log = yield* LogStore
+      const checkpoint = yield* log.checkpoint()
       let runs = 0
       let records = 0
       let cases = 0
@@ -146,7 +154,24 @@ export const lines = (
           return Effect.as(onChunk({ records, cases }), chunk)
         })
 
-      return Stream.make(Format.headerLine(tenant)).pipe(
+      const logSize = Option.match(checkpoint, { onNone: () => 0, onSome: (c) => c.size })
+      const leafLines = Stream.paginateChunkEffect(0, (from: number) =>
+        log.leaves(from, Math.min(PAGE, logSize - from)).pipe(
+          Effect.map((read) => {
+            // A store with a hole in its positions reads past it: only what the checkpoint covers is listed.
+            const page = read.filter((p) => p.index < logSize)
+            const last = page[page.length - 1]
+            const next = last === undefined ? logSize : last.index + 1
+            return [
+              Chunk.fromIterable(page.map((p) => Format.leafLine(p.index, p.leaf))),
+              next < logSize ? Option.some(next) : Option.none<number>(),
+            ] as const
+          }),
+        ),
+      )
+
+      return Stream.make(Format.headerLine(tenant, Option.getOrUndefined(Option.map(checkpoint, (c) => c.note)))).pipe(
+        Stream.concat(leafLines),
         Stream.concat(
           Stream.flatMap(runIds, recordsOf).pipe(
             counting((n) => {

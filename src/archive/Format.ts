@@ -1,11 +1,18 @@
 /**
  * The export format (§9.2), version 1: JSON Lines, one object per line tagged by `kind`. A
- * header, the run records (runs in id order, records by seq), the cases in id order, and a
- * trailer with the counts and the runs that could not be read. Every line is written as its
- * canonical JSON (RFC 8785), so one tenant's history always exports to the same bytes, and two
- * exports can be compared with `cmp`. Fields are snake_case like the record bodies, times are
- * RFC 3339 UTC (§3), absences `null`; a header's `checkpoint` is left out until the
- * transparency log exists.
+ * header, the log's leaves when the header carries a checkpoint, the run records (runs in id
+ * order, records by seq), the cases in id order, and a trailer with the counts and the runs that
+ * could not be read. Every line is written as its canonical JSON (RFC 8785), so one tenant's
+ * history always exports to the same bytes, and two exports can be compared with `cmp`. Fields
+ * are snake_case like the record bodies, times are RFC 3339 UTC (§3), absences `null`.
+ *
+ * Decision, the transparency log (§6.5) in an export: the header's `checkpoint` is the tenant's
+ * latest signed checkpoint note, exactly as the log served it, and a leaf line follows the header
+ * for every position below its size, in position order, each the leaf's fields. With every leaf
+ * the export needs no proofs: `verify` hashes the leaves to the checkpoint's root, and to any
+ * kept checkpoint's root at its smaller size. An export without a checkpoint (a tenant whose log
+ * was never integrated, or an export made before the log) has no leaf lines and stays version 1:
+ * the lines are additions a reader of either kind accounts for.
  */
 import { Either, Option, ParseResult, Schema } from "effect"
 import * as Canonical from "../domain/Canonical.js"
@@ -15,6 +22,7 @@ import { Digest } from "../domain/Digest.js"
 import { CaseId, CaseVersion, RunId, Seq } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import { Json } from "../domain/Json.js"
+import { LogLeaf } from "../domain/LogLeaf.js"
 import { TenantId } from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
 
@@ -24,6 +32,7 @@ export const HEADER = "agentplane.export.header"
 export const RECORD = "agentplane.export.record"
 export const CASE = "agentplane.export.case"
 export const END = "agentplane.export.end"
+export const LEAF = "agentplane.export.leaf"
 
 /** RFC 3339 UTC in whole seconds, exactly as `Time.toRfc3339` writes it, so decoding and re-encoding give the same text. */
 export const Instant = Schema.transformOrFail(Schema.String, Schema.typeSchema(Time.Timestamp), {
@@ -54,9 +63,21 @@ export const Header = Schema.Struct({
   format: Schema.Literal(FORMAT),
   canon: Schema.Literal(Canonical.CANON_VERSION),
   tenant: TenantId,
-  checkpoint: Schema.optional(Json),
+  /** The signed checkpoint note (C2SP `tlog-checkpoint` in a signed note) the leaves hash to. */
+  checkpoint: Schema.optional(Schema.String),
 })
 export type Header = typeof Header.Type
+
+/** The log's leaf at position `index`: the fields `LogLeaf` encodes, under the names it encodes them by. */
+export const LeafLine = Schema.Struct({
+  kind: Schema.Literal(LEAF),
+  index: Schema.NonNegativeInt,
+  run: RunId,
+  chain_head: Digest,
+  records: Schema.NonNegativeInt,
+  outcome: Journal.RunOutcome,
+})
+export type LeafLine = typeof LeafLine.Type
 
 export const RecordLine = Schema.Struct({
   kind: Schema.Literal(RECORD),
@@ -121,8 +142,26 @@ export interface CaseItem {
 
 const line = (value: unknown): string => Canonical.text(value as Json)
 
-export const headerLine = (tenant: TenantId): string =>
-  line(Schema.encodeSync(Header)({ kind: HEADER, format: FORMAT, canon: Canonical.CANON_VERSION, tenant }))
+export const headerLine = (tenant: TenantId, checkpoint?: string): string =>
+  line(
+    Schema.encodeSync(Header)({
+      kind: HEADER,
+      format: FORMAT,
+      canon: Canonical.CANON_VERSION,
+      tenant,
+      ...(checkpoint === undefined ? {} : { checkpoint }),
+    }),
+  )
+
+export const leafLine = (index: number, leaf: LogLeaf): string =>
+  line({
+    kind: LEAF,
+    index,
+    run: leaf.run,
+    chain_head: leaf.chainHead,
+    records: leaf.records,
+    outcome: leaf.outcome,
+  })
 
 /**
  * A record's line, written directly in canonical order (RFC 8785 sorts keys by code unit:
@@ -187,6 +226,7 @@ export const endLine = (end: Omit<End, "kind">): string => line(Schema.encodeSyn
 /** A decoded line. */
 export type Line =
   | { readonly _tag: "Header"; readonly header: Header }
+  | { readonly _tag: "Leaf"; readonly index: number; readonly leaf: LogLeaf }
   | { readonly _tag: "Record"; readonly record: Journal.Verbatim }
   | { readonly _tag: "Case"; readonly item: CaseItem }
   | { readonly _tag: "End"; readonly end: End }
@@ -195,6 +235,7 @@ const decodeHeader = Schema.decodeUnknownEither(Header, { onExcessProperty: "err
 const decodeRecord = Schema.decodeUnknownEither(RecordLine, { onExcessProperty: "error" })
 const decodeCaseLine = Schema.decodeUnknownEither(CaseLine, { onExcessProperty: "error" })
 const decodeEnd = Schema.decodeUnknownEither(End, { onExcessProperty: "error" })
+const decodeLeaf = Schema.decodeUnknownEither(LeafLine, { onExcessProperty: "error" })
 const decodeCase = Schema.decodeUnknownEither(Case)
 const decodeDeadline = Schema.decodeUnknownEither(Deadline)
 
@@ -216,6 +257,16 @@ export const parse = (text: string): Either.Either<Line, string> => {
       return Either.match(decodeHeader(value), {
         onLeft: failed,
         onRight: (header) => Either.right({ _tag: "Header", header }),
+      })
+    case LEAF:
+      return Either.match(decodeLeaf(value), {
+        onLeft: failed,
+        onRight: (l) =>
+          Either.right({
+            _tag: "Leaf",
+            index: l.index,
+            leaf: new LogLeaf({ run: l.run, chainHead: l.chain_head, records: l.records, outcome: l.outcome }),
+          }),
       })
     case RECORD:
       return Either.match(decodeRecord(value), {

@@ -30,6 +30,8 @@ import type { Backend, Corrupt, ImportRefused, RecordRefused } from "../errors/S
 import { CaseStore } from "../services/CaseStore.js"
 import { JournalStore } from "../services/JournalStore.js"
 import * as Format from "./Format.js"
+import type * as LogCheck from "./LogCheck.js"
+import * as Sealed from "./Sealed.js"
 import * as Verify from "./Verify.js"
 
 /** The tenant holds something that is not a prefix of this export, or the export cannot be restored whole. */
@@ -57,11 +59,18 @@ export interface Options {
   readonly onProgress?: (records: number, cases: number) => Effect.Effect<void>
 }
 
-export type RestoreError = Verify.ExportDamaged | RestoreRefused | ImportRefused | RecordRefused | Backend | Corrupt
+export type RestoreError =
+  | Verify.ExportDamaged
+  | LogCheck.CheckpointMismatch
+  | RestoreRefused
+  | ImportRefused
+  | RecordRefused
+  | Backend
+  | Corrupt
 
 /**
  * Restores the export `open` reads (called once per pass) into the tenant in context; fails
- * with `ExportDamaged` (nothing written), `RestoreRefused`, the stores' `ImportRefused` or
+ * with `ExportDamaged` or `CheckpointMismatch` (nothing written), `RestoreRefused`, the stores' `ImportRefused` or
  * `RecordRefused`, or the source's own error.
  */
 export const restore = <E, R>(
@@ -95,9 +104,6 @@ export const restore = <E, R>(
 
 // internal
 
-/** How the runtime and the sweeper seal (Driver, Sweeper): these conclusions freeze a run, failed and exhausted leave it open. */
-const SEALING: ReadonlySet<Journal.RunOutcome> = new Set(["succeeded", "quarantined", "cancelled", "compensated"])
-
 const makeWriter = (batchSize: number) =>
   Effect.gen(function* () {
     const journal = yield* JournalStore
@@ -130,12 +136,7 @@ const makeWriter = (batchSize: number) =>
       })
     })
 
-    const sealOf = (r: { last: Journal.Kind; swept: boolean }): Option.Option<Journal.RunOutcome> =>
-      r.last.kind === "RunSealed" && SEALING.has(r.last.outcome)
-        ? Option.some(r.last.outcome)
-        : r.swept
-          ? Option.some("swept")
-          : Option.none()
+    const sealOf = (r: { last: Journal.Kind; swept: boolean }) => Sealed.outcomeOf(r.last, r.swept)
 
     /** The tenant must hold nothing after `run` (none: no run at all), and no case yet. */
     const nothingAfter = (after: Option.Option<RunId>) =>
@@ -271,6 +272,7 @@ const makeWriter = (batchSize: number) =>
     const take = (item: Verify.Checked) => {
       switch (item._tag) {
         case "Header":
+        case "Leaf":
           return Effect.void
         case "Record":
           return takeRecord(item.record, item.body)

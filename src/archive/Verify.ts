@@ -5,14 +5,21 @@
  * checked against the trailer. The first problem is reported with its line number, and for a
  * record its run and seq, so an operator can find it. One pass, one line in memory at a time.
  *
- * What it cannot see: case lines carry no hash, so a change to a case line that still decodes
- * is not detectable until the transparency log's checkpoint covers them (§6.5).
+ * With the transparency log (§6.5): an export whose header carries a checkpoint is held to it
+ * (`LogCheck`): its leaves must hash to the checkpoint's root, and every logged run's records must
+ * end at the head its leaf commits to; given `Trust`, the checkpoint's signature is checked and a
+ * kept checkpoint must be a prefix of the export's log. What does not match is `CheckpointMismatch`
+ * with every finding, after the whole file is read.
+ *
+ * What it cannot see: case lines carry no hash and no leaf commits to them, so a change to a case
+ * line that still decodes is not detectable.
  */
 import { Effect, Either, Option, Schema, Stream } from "effect"
 import * as Digest from "../domain/Digest.js"
 import type { CaseId, RunId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import * as Format from "./Format.js"
+import * as LogCheck from "./LogCheck.js"
 
 /** An export that fails verification: `line` is 1-based; `run` and `seq` name a record when the problem is in one. */
 export class ExportDamaged extends Schema.TaggedError<ExportDamaged>()("ExportDamaged", {
@@ -34,6 +41,8 @@ export interface Verified {
   readonly records: number
   readonly cases: number
   readonly unreadable: ReadonlyArray<Format.Unreadable>
+  /** What the log check found to hold; none when the export carries no checkpoint. */
+  readonly log: Option.Option<LogCheck.LogReport>
 }
 
 /** A checked line; a record comes with its decoded body. */
@@ -50,12 +59,16 @@ export type Checked =
  * damage; `end` checks what only the whole file shows (a trailer, its counts). Restore feeds the
  * same checker while it writes, so a file changed between its two passes is still caught.
  */
-export const checker = () => {
+export const checker = (trust: LogCheck.Trust = {}) => {
   let n = 0
-  let section: "start" | "records" | "cases" | "ended" = "start"
+  let section: "start" | "leaves" | "records" | "cases" | "ended" = "start"
   let tenant = ""
   let run: Option.Option<RunId> = Option.none()
+  let lastRun: Option.Option<RunId> = Option.none()
   let head: Journal.Head = { seq: 0, hash: Digest.ZERO }
+  let last: Option.Option<Journal.Kind> = Option.none()
+  let allSwept = true
+  const log = LogCheck.make(trust)
   let lastCase: Option.Option<CaseId> = Option.none()
   let runs = 0
   let records = 0
@@ -65,6 +78,12 @@ export const checker = () => {
   const damaged = (detail: string, at?: { readonly run: string; readonly seq: number }) =>
     Either.left(new ExportDamaged({ line: n, detail, ...(at === undefined ? {} : { run: at.run, seq: at.seq }) }))
 
+  /** The run being read is over: the log check hears where it ended. */
+  const closeRun = () => {
+    if (Option.isSome(run) && Option.isSome(last)) log.run({ run: run.value, head, last: last.value, allSwept })
+    run = Option.none()
+  }
+
   const feed = (text: string): Either.Either<Checked, ExportDamaged> => {
     n += 1
     if (section === "ended") return damaged("a line after the trailer")
@@ -73,33 +92,48 @@ export const checker = () => {
     const item = parsed.right
     if (section === "start" && item._tag !== "Header") return damaged("the first line is not the export header")
     switch (item._tag) {
-      case "Header":
+      case "Header": {
         if (section !== "start") return damaged("a second header")
-        section = "records"
+        section = "leaves"
         tenant = item.header.tenant
-        return Either.right(item)
+        const logged = log.header(item.header.checkpoint)
+        return Either.isLeft(logged) ? damaged(logged.left) : Either.right(item)
+      }
+      case "Leaf": {
+        if (section !== "leaves") return damaged("a leaf line after the records began")
+        const logged = log.leaf(item.index, item.leaf, n)
+        return Either.isLeft(logged) ? damaged(logged.left) : Either.right(item)
+      }
       case "Record": {
         const r = item.record
         const at = { run: r.run, seq: r.seq }
+        if (section === "leaves") section = "records"
         if (section !== "records") return damaged("a record line after the cases", at)
         if (Option.isNone(run) || run.value !== r.run) {
           // Runs in id order (code point order, as the stores sort text), each once.
-          if (Option.isSome(run) && Buffer.compare(Buffer.from(run.value), Buffer.from(r.run)) >= 0)
-            return damaged(`run ${r.run} comes after ${run.value}: runs are out of order or repeated`, at)
+          if (Option.isSome(lastRun) && Buffer.compare(Buffer.from(lastRun.value), Buffer.from(r.run)) >= 0)
+            return damaged(`run ${r.run} comes after ${lastRun.value}: runs are out of order or repeated`, at)
+          closeRun()
           run = Option.some(r.run)
+          lastRun = run
           head = { seq: 0, hash: Digest.ZERO }
+          last = Option.none()
+          allSwept = true
           runs += 1
         }
         const checked = Journal.checkVerbatim(r, head)
         if (Either.isLeft(checked))
           return damaged(r.seq > head.seq + 1 ? `seq ${head.seq + 1} is missing (next is ${r.seq})` : checked.left, at)
         head = { seq: r.seq, hash: r.hash }
+        last = Option.some(checked.right.kind)
+        allSwept = allSwept && checked.right.kind.kind === "Swept"
         records += 1
         return Either.right({ _tag: "Record", record: r, body: checked.right })
       }
       case "Case": {
         const id = item.item.case.id
-        if (section === "records") section = "cases"
+        closeRun()
+        if (section === "leaves" || section === "records") section = "cases"
         if (Option.isSome(lastCase) && Buffer.compare(Buffer.from(lastCase.value), Buffer.from(id)) >= 0)
           return damaged(`case ${id} comes after ${lastCase.value}: cases are out of order or repeated`)
         lastCase = Option.some(id)
@@ -107,13 +141,14 @@ export const checker = () => {
         return Either.right(item)
       }
       case "End":
+        closeRun()
         section = "ended"
         end = Option.some(item.end)
         return Either.right(item)
     }
   }
 
-  const finish = (): Either.Either<Verified, ExportDamaged> => {
+  const finish = (): Either.Either<Verified, ExportDamaged | LogCheck.CheckpointMismatch> => {
     if (Option.isNone(end)) return damaged(n === 0 ? "the export is empty" : "no trailer: the export is truncated")
     const e = end.value
     const counted = [
@@ -124,7 +159,14 @@ export const checker = () => {
     for (const [what, said, found] of counted) {
       if (said !== found) return damaged(`the trailer counts ${said} ${what}, the export holds ${found}`)
     }
-    return Either.right({ tenant, runs, records, cases, unreadable: e.unreadable })
+    return Either.map(log.finish(e.unreadable), (logged) => ({
+      tenant,
+      runs,
+      records,
+      cases,
+      unreadable: e.unreadable,
+      log: logged,
+    }))
   }
 
   return { feed, finish }
@@ -132,14 +174,16 @@ export const checker = () => {
 
 /**
  * Verifies the export's lines; `onLines` hears how many lines each chunk held (for progress).
- * Fails with `ExportDamaged` at the first problem, or with the source's own error.
+ * Fails with `ExportDamaged` at the first problem, `CheckpointMismatch` with every finding of the
+ * log check (`trust`: what the auditor brings), or with the source's own error.
  */
 export const lines = <E, R>(
   source: Stream.Stream<string, E, R>,
   onLines: (records: number, cases: number) => Effect.Effect<void> = () => Effect.void,
-): Effect.Effect<Verified, ExportDamaged | E, R> =>
+  trust: LogCheck.Trust = {},
+): Effect.Effect<Verified, ExportDamaged | LogCheck.CheckpointMismatch | E, R> =>
   Effect.suspend(() => {
-    const check = checker()
+    const check = checker(trust)
     return Stream.runForEachChunk(source, (chunk) =>
       Effect.suspend(() => {
         let records = 0

@@ -2,8 +2,9 @@
  * `agentplane restore` (§8.3, §9.3): rebuilds the tenant from an export file (read twice: once
  * to verify all of it before anything is written, once to write). Re-running it after an
  * interruption finishes the restore (see `archive/Restore`). Prints what it wrote as JSON. Exit
- * codes: 0 restored; 2 the export is damaged and nothing was written; 3 refused (the tenant
- * holds history this export lacks, or the export lists unreadable runs); 1 any other failure.
+ * codes: 0 restored; 2 the export is damaged, or does not match its log checkpoint, and nothing
+ * was written; 3 refused (the tenant holds history this export lacks, or the export lists
+ * unreadable runs); 1 any other failure.
  */
 
 import { existsSync } from "node:fs"
@@ -44,7 +45,10 @@ export const command = Command.make(
       if (!Store.isPostgres(store) && !existsSync(store)) {
         const damaged = yield* Verify.lines(lines, () => Effect.void).pipe(
           Effect.as(undefined),
-          Effect.catchTag("ExportDamaged", (e) => Effect.succeed(e)),
+          Effect.catchTags({
+            ExportDamaged: (e) => Effect.succeed(e),
+            CheckpointMismatch: (e) => Effect.succeed(e),
+          }),
         )
         if (damaged !== undefined) {
           yield* Console.error(Report.line(damaged))
@@ -67,6 +71,7 @@ export const command = Command.make(
         Effect.map((restored) => ({ code: 0, report: { restored: true, ...restored } })),
         Effect.catchTags({
           ExportDamaged: (e) => Effect.succeed({ code: 2, error: e }),
+          CheckpointMismatch: (e) => Effect.succeed({ code: 2, error: e }),
           RestoreRefused: (e) => Effect.succeed({ code: 3, error: e }),
           ImportRefused: (e) => Effect.succeed({ code: 3, error: e }),
           RecordRefused: (e) => Effect.succeed({ code: 3, error: e }),

@@ -180,6 +180,16 @@ export const make = Effect.gen(function* () {
         return { index: position, size, leaf: yield* toLeaf(row), proof: MerkleNodes.prove(plan, lookup) }
       }),
     ),
+    leaves: Sql.verb((tenant, from: number, limit: number) =>
+      Effect.gen(function* () {
+        const n = Sql.clampLimit(limit)
+        if (n === 0 || !Number.isSafeInteger(from) || from < 0) return []
+        const rows = yield* leavesFrom(tenant, from, n)
+        return yield* Effect.forEach(rows, (row) =>
+          Effect.map(toLeaf(row), (leaf) => ({ index: row.log_position, leaf })),
+        )
+      }),
+    ),
     consistencyProof: Sql.verb((tenant, from: number, to: number) =>
       Effect.gen(function* () {
         yield* LogRules.consistency(from, to, yield* treeSize(tenant))

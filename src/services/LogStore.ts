@@ -47,6 +47,12 @@ export interface Inclusion {
   readonly proof: ReadonlyArray<Digest>
 }
 
+/** A sealed run's leaf at its log position. */
+export interface Positioned {
+  readonly index: number
+  readonly leaf: LogLeaf
+}
+
 export class LogStore extends Context.Tag("agentplane/LogStore")<
   LogStore,
   {
@@ -61,6 +67,8 @@ export class LogStore extends Context.Tag("agentplane/LogStore")<
       run: RunId,
       size: number,
     ) => Read<Inclusion, RunNotLogged | RunNotIntegrated | RunOutsideSize | SizeBeyondLog>
+    /** Up to `limit` sealed leaves from position `from` on, ascending, each with its position: what an export lists (a store missing a position shows the gap). */
+    readonly leaves: (from: number, limit: number) => Read<ReadonlyArray<Positioned>>
     /** The RFC 9162 consistency proof from the tree of `from` leaves to the tree of `to`; `SizesUnordered` unless `0 < from <= to`, `SizeBeyondLog` past the latest size. */
     readonly consistencyProof: (from: number, to: number) => Read<ReadonlyArray<Digest>, SizesUnordered | SizeBeyondLog>
   }

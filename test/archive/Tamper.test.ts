@@ -177,9 +177,10 @@ describe("tampering", () => {
           const lines = yield* exportLines.pipe(as(source))
           assert.isTrue(Either.isRight(yield* Effect.either(Verify.lines(Stream.fromIterable(lines)))))
           const damaged = damage.plant(lines)
-          const found = yield* Effect.flip(Verify.lines(Stream.fromIterable(damaged)))
+          const flipped = yield* Effect.flip(Verify.lines(Stream.fromIterable(damaged)))
           const want = damage.expect(lines)
-          assert.strictEqual(found._tag, "ExportDamaged")
+          assert.strictEqual(flipped._tag, "ExportDamaged")
+          const found = flipped as Verify.ExportDamaged
           assert.deepStrictEqual(
             { line: found.line, run: found.run, seq: found.seq },
             { line: want.line, run: want.run, seq: want.seq },

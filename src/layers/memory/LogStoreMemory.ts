@@ -65,6 +65,14 @@ export const make = (sequenced: Sequenced.Sequenced = Sequenced.make()): Effect.
             proof: MerkleNodes.inclusionProof(position, size, lookupIn(s)),
           })
         }),
+      leaves: (from, limit) =>
+        tenants((_, tenant) =>
+          Either.right(
+            Number.isSafeInteger(from) && from >= 0
+              ? sequenced.from(tenant, from, clampLimit(limit)).map((leaf, i) => ({ index: from + i, leaf }))
+              : [],
+          ),
+        ),
       consistencyProof: (from, to) =>
         tenants((s) =>
           Either.map(LogRules.consistency(from, to, s.size), () => MerkleNodes.consistencyProof(from, to, lookupIn(s))),

@@ -1,0 +1,265 @@
+/**
+ * Holding an export to the transparency log (§6.5, §9.2), in the one pass `Verify` makes: the
+ * header's checkpoint, the leaf lines after it, each run's records against its leaf, and, when an
+ * auditor gives one, a checkpoint they kept. The leaves are hashed into the RFC 9162 tree as they
+ * stream (the right edge only, O(log n)), so the export's root at the checkpoint's size, and at
+ * a kept checkpoint's smaller size, come out of the same pass with no proof in the file.
+ *
+ * Two kinds of problem. A line that breaks the format (a leaf out of order, a leaf with no
+ * checkpoint) is damage, reported by `Verify` with its line. A history that does not match its
+ * log is a finding, and every finding is collected, so an auditor reads everything that changed:
+ *
+ * - `unsigned`: the checkpoint's signature does not verify with the verifier key given;
+ * - `gap`: a position below the checkpoint's size has no leaf;
+ * - `root`: the leaves do not hash to the checkpoint's root (a leaf altered, added or removed);
+ * - `missing`: a run the log holds has no records in the export;
+ * - `altered`: a run's records do not end at the head, count or outcome its leaf commits to;
+ * - `no_checkpoint`, `other_log`, `behind`, `forked`: the export cannot be held to the kept
+ *   checkpoint, is another log's, is older than it (the runs sealed since are missing), or its
+ *   history at the kept size is not the one kept.
+ *
+ * Decision: a run without a leaf (open, or sealed after the checkpoint) is counted as `unlogged`,
+ * not a finding: this export cannot tell a run sealed after its checkpoint from one added since;
+ * a later checkpoint that does not hold it can. A logged run the trailer lists as unreadable is
+ * not `missing`: the export already says it could not read it.
+ */
+import { Either, Option, Schema } from "effect"
+import * as Checkpoint from "../domain/Checkpoint.js"
+import type * as Digest from "../domain/Digest.js"
+import type { RunId } from "../domain/Ids.js"
+import type * as Journal from "../domain/Journal.js"
+import * as LogLeaf from "../domain/LogLeaf.js"
+import { EMPTY_ROOT } from "../domain/Merkle.js"
+import * as MerkleNodes from "../domain/MerkleNodes.js"
+import * as SignedNote from "../domain/SignedNote.js"
+import * as Sealed from "./Sealed.js"
+
+/** What an auditor brings: the deployment's verifier key, and a checkpoint they kept earlier. */
+export interface Trust {
+  readonly verifier?: SignedNote.VerifierKey
+  readonly kept?: Checkpoint.Checkpoint
+}
+
+export const FindingKind = Schema.Literal(
+  "unsigned",
+  "gap",
+  "root",
+  "missing",
+  "altered",
+  "no_checkpoint",
+  "other_log",
+  "behind",
+  "forked",
+)
+export type FindingKind = typeof FindingKind.Type
+
+export const Finding = Schema.Struct({
+  finding: FindingKind,
+  run: Schema.optional(Schema.String),
+  index: Schema.optional(Schema.NonNegativeInt),
+  detail: Schema.String,
+})
+export type Finding = typeof Finding.Type
+
+/** Findings kept for the report; past it they are counted. */
+export const MAX_FINDINGS = 100
+
+/** The export's history is not the one its checkpoint, or the kept one, commits to. */
+export class CheckpointMismatch extends Schema.TaggedError<CheckpointMismatch>()("CheckpointMismatch", {
+  findings: Schema.Array(Finding),
+  more: Schema.NonNegativeInt,
+}) {
+  override get message(): string {
+    const [first] = this.findings
+    const others = this.findings.length - 1 + this.more
+    return `the export does not match the log: ${first?.detail ?? "no detail"}${others > 0 ? ` (and ${others} more)` : ""}`
+  }
+}
+
+/** What the log check found to hold. */
+export interface LogReport {
+  readonly origin: string
+  readonly size: number
+  readonly root: Digest.Digest
+  /** `verified` when a verifier key was given and signed the checkpoint. */
+  readonly signature: "verified" | "unchecked"
+  /** Runs in the export with no leaf: open, or sealed after the checkpoint. */
+  readonly unlogged: number
+  /** The kept checkpoint the export extends, and how many leaves it adds after it. */
+  readonly kept: Option.Option<{ readonly size: number; readonly root: Digest.Digest; readonly added: number }>
+}
+
+interface Logged {
+  readonly index: number
+  readonly line: number
+  readonly leaf: LogLeaf.LogLeaf
+}
+
+/** The end of a run as the records show it. */
+export interface RunEnd {
+  readonly run: RunId
+  readonly head: Journal.Head
+  readonly last: Journal.Kind
+  readonly allSwept: boolean
+}
+
+export const make = (trust: Trust = {}) => {
+  let checkpoint: Option.Option<Checkpoint.Checkpoint> = Option.none()
+  let signature: LogReport["signature"] = "unchecked"
+  let edge: ReadonlyArray<Digest.Digest> = []
+  let current: Digest.Digest = EMPTY_ROOT
+  let count = 0
+  let lastIndex = -1
+  let root: Option.Option<Digest.Digest> = Option.none()
+  let keptRoot: Option.Option<Digest.Digest> = Option.none()
+  let unlogged = 0
+  let more = 0
+  const logged = new Map<RunId, Logged>()
+  const findings: Array<Finding> = []
+
+  const find = (finding: Finding) => {
+    if (findings.length < MAX_FINDINGS) findings.push(finding)
+    else more += 1
+  }
+
+  /** The header's checkpoint note: a note that is not a checkpoint is damage; one the verifier key did not sign is a finding. */
+  const header = (note: string | undefined): Either.Either<void, string> => {
+    if (note === undefined) return Either.void
+    const parsed = Either.flatMap(SignedNote.parse(note), (n) => Checkpoint.parse(n.text))
+    if (Either.isLeft(parsed)) return Either.left(`the header's checkpoint: ${parsed.left.message}`)
+    checkpoint = Option.some(parsed.right)
+    if (trust.verifier !== undefined) {
+      const opened = Checkpoint.open(note, [trust.verifier])
+      if (Either.isRight(opened)) signature = "verified"
+      else find({ finding: "unsigned", detail: `the header's checkpoint: ${opened.left.message}` })
+    }
+    if (trust.kept?.size === 0) keptRoot = Option.some(EMPTY_ROOT)
+    return Either.void
+  }
+
+  /** One leaf line, at file line `line`. */
+  const leaf = (index: number, value: LogLeaf.LogLeaf, line: number): Either.Either<void, string> => {
+    if (Option.isNone(checkpoint)) return Either.left("a leaf line, but the header carries no checkpoint")
+    if (index <= lastIndex)
+      return Either.left(`leaf ${index} comes after ${lastIndex}: leaves are out of order or repeated`)
+    if (index >= checkpoint.value.size)
+      return Either.left(`leaf ${index} is past the checkpoint's size ${checkpoint.value.size}`)
+    if (logged.has(value.run)) return Either.left(`run ${value.run} has a second leaf, at ${index}`)
+    for (let missing = lastIndex + 1; missing < index; missing++)
+      find({ finding: "gap", index: missing, detail: `log position ${missing} has no leaf in the export` })
+    lastIndex = index
+    logged.set(value.run, { index, line, leaf: value })
+    const done = MerkleNodes.integrate(count, edge, [LogLeaf.hash(value)])
+    edge = done.edge
+    current = done.root
+    count += 1
+    if (trust.kept !== undefined && count === trust.kept.size) keptRoot = Option.some(current)
+    return Either.void
+  }
+
+  /** The leaves are over (the first line after them): their root must be the checkpoint's. */
+  const endLeaves = () => {
+    if (Option.isNone(checkpoint) || Option.isSome(root)) return
+    const cp = checkpoint.value
+    for (let missing = lastIndex + 1; missing < cp.size; missing++)
+      find({ finding: "gap", index: missing, detail: `log position ${missing} has no leaf in the export` })
+    const computed = current
+    root = Option.some(computed)
+    if (computed !== cp.root)
+      find({
+        finding: "root",
+        detail: `the export's ${count} leaves hash to ${computed}, but its checkpoint of size ${cp.size} says ${cp.root}`,
+      })
+  }
+
+  /** A run's records are over: a logged run must end where its leaf says. */
+  const run = (end: RunEnd) => {
+    endLeaves()
+    const entry = logged.get(end.run)
+    if (entry === undefined) {
+      unlogged += 1
+      return
+    }
+    logged.delete(end.run)
+    const { leaf: l, index } = entry
+    const at = { run: end.run, index }
+    if (l.records !== end.head.seq || l.chainHead !== end.head.hash)
+      find({
+        finding: "altered",
+        ...at,
+        detail: `run ${end.run}: its leaf at ${index} commits to ${l.records} records ending at ${l.chainHead}, the export holds ${end.head.seq} ending at ${end.head.hash}`,
+      })
+    else {
+      const outcome = Sealed.outcomeOf(end.last, end.allSwept)
+      if (Option.isSome(outcome) && outcome.value !== l.outcome)
+        find({
+          finding: "altered",
+          ...at,
+          detail: `run ${end.run}: its leaf at ${index} says ${l.outcome}, its records conclude ${outcome.value}`,
+        })
+    }
+  }
+
+  /** Everything is read: logged runs never seen are missing; the kept checkpoint is compared. */
+  const finish = (
+    unreadable: ReadonlyArray<{ readonly run: string }>,
+  ): Either.Either<Option.Option<LogReport>, CheckpointMismatch> => {
+    endLeaves()
+    const cannotRead = new Set(unreadable.map((u) => u.run))
+    const never = [...logged.values()].filter((e) => !cannotRead.has(e.leaf.run)).sort((a, b) => a.index - b.index)
+    for (const e of never)
+      find({
+        finding: "missing",
+        run: e.leaf.run,
+        index: e.index,
+        detail: `run ${e.leaf.run} is in the log at ${e.index} (line ${e.line}) but has no records in the export`,
+      })
+    const kept = keptAgainst()
+    if (findings.length > 0) return Either.left(new CheckpointMismatch({ findings, more }))
+    return Either.right(
+      Option.map(checkpoint, (cp) => ({
+        origin: cp.origin,
+        size: cp.size,
+        root: cp.root,
+        signature,
+        unlogged,
+        kept,
+      })),
+    )
+  }
+
+  const keptAgainst = (): LogReport["kept"] => {
+    const k = trust.kept
+    if (k === undefined) return Option.none()
+    if (Option.isNone(checkpoint)) {
+      find({
+        finding: "no_checkpoint",
+        detail: "the export carries no checkpoint, so it cannot be held to the kept one",
+      })
+      return Option.none()
+    }
+    const cp = checkpoint.value
+    if (k.origin !== cp.origin) {
+      find({ finding: "other_log", detail: `the kept checkpoint is of ${k.origin}, the export's of ${cp.origin}` })
+      return Option.none()
+    }
+    if (k.size > cp.size) {
+      find({
+        finding: "behind",
+        detail: `the kept checkpoint has ${k.size} leaves, the export's log ${cp.size}: the ${k.size - cp.size} run(s) sealed at positions ${cp.size} to ${k.size - 1} are missing from it`,
+      })
+      return Option.none()
+    }
+    const at = Option.getOrUndefined(keptRoot)
+    if (at !== k.root) {
+      find({
+        finding: "forked",
+        detail: `at size ${k.size} the export's log has root ${at ?? "(leaves missing)"}, the kept checkpoint ${k.root}: the history forked, or a leaf below ${k.size} was altered, added or removed`,
+      })
+      return Option.none()
+    }
+    return Option.some({ size: k.size, root: k.root, added: cp.size - k.size })
+  }
+
+  return { header, leaf, run, finish }
+}
