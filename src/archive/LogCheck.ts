@@ -25,7 +25,7 @@
  */
 import { Either, Option, Schema } from "effect"
 import * as Checkpoint from "../domain/Checkpoint.js"
-import type * as Digest from "../domain/Digest.js"
+import * as Digest from "../domain/Digest.js"
 import type { RunId } from "../domain/Ids.js"
 import type * as Journal from "../domain/Journal.js"
 import * as LogLeaf from "../domain/LogLeaf.js"
@@ -206,7 +206,10 @@ export const make = (trust: Trust = {}) => {
   ): Either.Either<Option.Option<LogReport>, CheckpointMismatch> => {
     endLeaves()
     const cannotRead = new Set(unreadable.map((u) => u.run))
-    const never = [...logged.values()].filter((e) => !cannotRead.has(e.leaf.run)).sort((a, b) => a.index - b.index)
+    // A run sealed before it wrote anything has no lines to export: its leaf commits to 0 records at the zero head.
+    const never = [...logged.values()]
+      .filter((e) => !cannotRead.has(e.leaf.run) && !(e.leaf.records === 0 && e.leaf.chainHead === Digest.ZERO))
+      .sort((a, b) => a.index - b.index)
     for (const e of never)
       find({
         finding: "missing",

@@ -65,6 +65,36 @@ export const integrate = (test: Tester) => {
           }).pipe(Effect.provideService(Tenant, tenant))
       }))
 
+    test("leaves pages the sealed leaves by position, integrated or not, and only the tenant's own", () =>
+      Effect.gen(function* () {
+        const store = yield* JournalStore
+        const log = yield* LogStore
+        const [a, b] = [freshTenant(), freshTenant()]
+        const runs = []
+        for (let i = 0; i < 5; i++) {
+          runs.push(yield* sealed(store, i).pipe(Effect.provideService(Tenant, a)))
+          yield* sealed(store, i).pipe(Effect.provideService(Tenant, b))
+        }
+        yield* log.integrate(deploymentKey().key, NOW, 2).pipe(Effect.provideService(Tenant, a))
+        const expected = runs.map((s, index) => ({
+          index,
+          leaf: { run: s.run, chainHead: s.head, records: s.records, outcome: s.outcome },
+        }))
+        const plain = (page: ReadonlyArray<{ index: number; leaf: LogLeaf.LogLeaf }>) =>
+          page.map((p) => ({
+            index: p.index,
+            leaf: { run: p.leaf.run, chainHead: p.leaf.chainHead, records: p.leaf.records, outcome: p.leaf.outcome },
+          }))
+        yield* Effect.gen(function* () {
+          assert.deepStrictEqual(plain(yield* log.leaves(0, 100)), expected)
+          assert.deepStrictEqual(plain(yield* log.leaves(1, 3)), expected.slice(1, 4))
+          assert.deepStrictEqual(plain(yield* log.leaves(4, 3)), expected.slice(4))
+          assert.deepStrictEqual(yield* log.leaves(5, 3), [])
+          assert.deepStrictEqual(yield* log.leaves(0, 0), [])
+          assert.deepStrictEqual(yield* log.leaves(-1, 3), [])
+        }).pipe(Effect.provideService(Tenant, a))
+      }))
+
     test("max bounds a batch; each integration keeps its checkpoint, and each is consistent with the earlier", () =>
       asFreshTenant(
         Effect.gen(function* () {
