@@ -115,7 +115,7 @@ export const make = (trust: Trust = {}) => {
   let unlogged = 0
   let more = 0
   const logged = new Map<RunId, Logged>()
-  const findings: Array<Finding> = []
+  let findings: Array<Finding> = []
 
   const find = (finding: Finding) => {
     if (findings.length < MAX_FINDINGS) findings.push(finding)
@@ -206,6 +206,8 @@ export const make = (trust: Trust = {}) => {
   ): Either.Either<Option.Option<LogReport>, CheckpointMismatch> => {
     endLeaves()
     const cannotRead = new Set(unreadable.map((u) => u.run))
+    // A run the trailer says was cut short ends early by its own account: not an alteration.
+    findings = findings.filter((f) => !(f.finding === "altered" && f.run !== undefined && cannotRead.has(f.run)))
     // A run sealed before it wrote anything has no lines to export: its leaf commits to 0 records at the zero head.
     const never = [...logged.values()]
       .filter((e) => !cannotRead.has(e.leaf.run) && !(e.leaf.records === 0 && e.leaf.chainHead === Digest.ZERO))

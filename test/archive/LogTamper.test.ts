@@ -170,6 +170,30 @@ for (const backend of backends) {
           yield* refusedByRestore(cut, "CheckpointMismatch")
         }).pipe(Backend.asFreshTenant))
 
+      test("a logged run the trailer lists as unreadable is neither missing nor altered: the export is incomplete, as it says", () =>
+        Effect.gen(function* () {
+          const s = yield* logged()
+          const records = s.lines.filter((l) => parsed(l).kind.endsWith(".record") && parsed(l).run === s.target)
+          const last = JSON.parse(records[records.length - 1] as string) as { seq: number }
+          const end = JSON.parse(s.lines[s.lines.length - 1] as string) as { records: number }
+          const cut = [
+            ...s.lines.slice(0, -1).filter((l) => l !== records[records.length - 1]),
+            JSON.stringify({
+              ...end,
+              records: end.records - 1,
+              unreadable: [{ run: s.target, seq: last.seq, detail: "hash is not SHA-256(prev_hash ‖ raw)" }],
+            }),
+          ]
+          const verified = Either.getOrThrow(yield* verify(cut, trusted(s)))
+          assert.deepStrictEqual(
+            verified.unreadable.map((u) => u.run),
+            [s.target],
+          )
+          // Its records all gone, it is not missing either.
+          const gone = withoutRun(cut, s.target)
+          assert.isTrue(Either.isRight(yield* verify(gone, trusted(s))))
+        }).pipe(Backend.asFreshTenant))
+
       test("a leaf line altered, or removed, is named; the kept checkpoint sees a fork", () =>
         Effect.gen(function* () {
           const s = yield* logged()
