@@ -657,25 +657,29 @@ export const make = Effect.gen(function* () {
       }
       const sealing = new Set<RunId>()
       for (const seal of seals) {
-        const head = heads.get(seal.run)
-        // A seal closes a run this call writes the end of; naming any other run is a caller's mistake.
-        if (head === undefined || sealing.has(seal.run))
-          return yield* new RecordRefused({
-            run: seal.run,
-            seq: 0,
-            detail: "a seal must name, once, a run this import writes",
-          })
+        if (sealing.has(seal.run))
+          return yield* new RecordRefused({ run: seal.run, seq: 0, detail: "a seal must name a run once" })
         sealing.add(seal.run)
+        // A run this call writes seals at the head it wrote; another at its stored head (none: a bare seal at ZERO).
+        let head = heads.get(seal.run)
+        if (head === undefined) {
+          const [sealed] = yield* sealOf(tenant, seal.run)
+          if (sealed !== undefined)
+            return yield* new RecordRefused({ run: seal.run, seq: 0, detail: `the run is sealed (${sealed.outcome})` })
+          head = yield* headOf(tenant, seal.run)
+        }
         const sealed = yield* sealRow(tenant, seal.run, seal.outcome, head.hash)
         if (sealed === 0) return yield* notWritten(`seal of ${seal.run}`)
-        // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live.
+        // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live. A run
+        // written by an earlier call keeps the index its conclusion record gave it there.
         if (!concluded.some((c) => c.run === seal.run)) {
+          const written = heads.has(seal.run)
           const indexed = yield* sql`
             INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
             VALUES (${tenant}, ${seal.run}, ${seal.outcome}, ${nextOrdinal(tenant, seal.outcome)})
-            ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
+            ON CONFLICT (tenant, run_id) ${written ? sql`DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal` : sql`DO NOTHING`}
             RETURNING run_id`
-          if (indexed.length === 0) return yield* notWritten(`outcome of ${seal.run}`)
+          if (written && indexed.length === 0) return yield* notWritten(`outcome of ${seal.run}`)
         }
       }
       return records.length

@@ -152,9 +152,9 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
     readonly runs: (after: Option.Option<RunId>, limit: number) => Read<ReadonlyArray<RunId>>
     /** Up to `limit` of the run's records with `seq >= from`, ascending: `read` in pages, so a long run streams. */
     readonly readPage: (run: RunId, from: number, limit: number) => Read<ReadonlyArray<Record>>
-    /** Writes the records verbatim (raw, hashes, attestation) in one transaction, each continuing its run's stored chain, with the derived indexes `append` keeps, then seals each of `seals` at its head; all or nothing: a sealed run, a record that does not continue its chain or does not decode, or a claimed admission key fails with `RecordRefused`; returns the number written. */
+    /** Writes the records verbatim (raw, hashes, attestation) in one transaction, each continuing its run's stored chain, with the derived indexes `append` keeps, then seals each of `seals`, in order, at its head (a run with no records at the zero head), each taking the next log position; all or nothing: a sealed run, a record that does not continue its chain or does not decode, or a claimed admission key fails with `RecordRefused`; returns the number of records written. */
     readonly importRecords: (
-      records: readonly [Verbatim, ...ReadonlyArray<Verbatim>],
+      records: ReadonlyArray<Verbatim>,
       seals: ReadonlyArray<ImportSeal>,
     ) => Read<number, RecordRefused>
     /** True when several instances share the journal (PostgreSQL), false on SQLite. */

@@ -276,12 +276,15 @@ const store = (halts: Halts.Halts, sequenced: Sequenced.Sequenced): typeof Journ
         attestation: record.attestation,
       })
     }
-    // A seal closes a run this call writes the end of; naming any other run is a caller's mistake.
+    // A run this call writes seals at the head it wrote; another at its stored head (none: a bare seal at ZERO).
     const sealing = new Set<RunId>()
     for (const seal of seals) {
-      if (!chains.has(seal.run) || sealing.has(seal.run))
+      if (sealing.has(seal.run))
+        return Either.left(new RecordRefused({ run: seal.run, seq: 0, detail: "a seal must name a run once" }))
+      const sealed = tables.seals.get(seal.run)
+      if (sealed !== undefined)
         return Either.left(
-          new RecordRefused({ run: seal.run, seq: 0, detail: "a seal must name, once, a run this import writes" }),
+          new RecordRefused({ run: seal.run, seq: 0, detail: `the run is sealed (${sealed.outcome})` }),
         )
       sealing.add(seal.run)
     }
@@ -303,8 +306,9 @@ const store = (halts: Halts.Halts, sequenced: Sequenced.Sequenced): typeof Journ
         logPosition: sequence(tenant, seal.run, seal.outcome, head),
         sealedAt: now,
       })
-      // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live.
-      if (!concluded.some((c) => c.run === seal.run)) {
+      // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live. A run
+      // written by an earlier call keeps the index its conclusion record gave it there.
+      if (!concluded.some((c) => c.run === seal.run) && (chains.has(seal.run) || !tables.outcomes.has(seal.run))) {
         lastOrdinal += 1
         tables.outcomes.set(seal.run, { outcome: seal.outcome, ordinal: lastOrdinal })
       }

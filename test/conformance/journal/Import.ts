@@ -1,14 +1,16 @@
 /**
  * The archive verbs (§9.2, §9.3): `runs` pages the written runs by id, `readPage` pages one run,
- * and `importRecords` writes records verbatim, chain re-checked, with the derived indexes and
- * seals, all or nothing.
+ * and `importRecords` writes records verbatim, chain re-checked, with the derived indexes, and
+ * seals runs in the order given (each at the next log position), all or nothing.
  */
 import { describe } from "@effect/vitest"
 import { Effect, Either, Option } from "effect"
-import { generateCaseId } from "../../../src/domain/Ids.js"
+import * as Digest from "../../../src/domain/Digest.js"
+import { generateCaseId, generateRunId } from "../../../src/domain/Ids.js"
 import * as Journal from "../../../src/domain/Journal.js"
 import { Tenant } from "../../../src/domain/Tenant.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
+import { LogStore } from "../../../src/services/LogStore.js"
 import { assert } from "../../support/Assert.js"
 import { asFreshTenant, freshTenant } from "../../support/Backend.js"
 import { admitted, concluded, leased, note, type Tester, written } from "./Fixtures.js"
@@ -143,7 +145,44 @@ export const imports = (test: Tester) => {
         }))
     }
 
-    test("refuses records already stored, a seal of a run it does not write, and a claimed key, writing nothing", () =>
+    test("seals stored runs and runs with no records, in the order given, each at its head and the next log position", () =>
+      Effect.gen(function* () {
+        const first = yield* source(written(2))
+        const second = yield* source(written(3))
+        const store = yield* JournalStore
+        const log = yield* LogStore
+        yield* Effect.gen(function* () {
+          yield* store.importRecords(nonEmpty([...first.records, ...second.records]), [])
+          const bare = generateRunId()
+          // Sealed later, in an order of the caller's: the log positions follow it.
+          assert.strictEqual(
+            yield* store.importRecords(
+              [],
+              [
+                { run: second.run, outcome: "succeeded" },
+                { run: bare, outcome: "swept" },
+                { run: first.run, outcome: "cancelled" },
+              ],
+            ),
+            0,
+          )
+          const leaves = yield* log.leaves(0, 10)
+          assert.deepStrictEqual(
+            leaves.map((p) => [p.index, p.leaf.run, p.leaf.records, p.leaf.chainHead, p.leaf.outcome]),
+            [
+              [0, second.run, 3, second.records[2]?.hash, "succeeded"],
+              [1, bare, 0, Digest.ZERO, "swept"],
+              [2, first.run, 2, first.records[1]?.hash, "cancelled"],
+            ],
+          )
+          // The bare seal is indexed by its outcome, as a live one is.
+          assert.deepStrictEqual(yield* store.runsByOutcome("swept", 10), [bare])
+          const again = yield* Effect.flip(store.importRecords([], [{ run: first.run, outcome: "succeeded" }]))
+          assert.strictEqual(again._tag, "RecordRefused")
+        }).pipe(asFreshTenant)
+      }))
+
+    test("refuses records already stored, a seal of a sealed run or one named twice, and a claimed key, writing nothing", () =>
       Effect.gen(function* () {
         const from = yield* source(
           Effect.gen(function* () {
@@ -160,6 +199,14 @@ export const imports = (test: Tester) => {
           yield* store.importRecords(nonEmpty(from.records), [])
           const twice = yield* Effect.flip(store.importRecords(nonEmpty(from.records), []))
           assert.strictEqual(twice._tag, "RecordRefused")
+          const twiceNamed = yield* Effect.flip(
+            store.importRecords(nonEmpty(other.records), [
+              { run: other.run, outcome: "succeeded" },
+              { run: other.run, outcome: "succeeded" },
+            ]),
+          )
+          assert.strictEqual(twiceNamed._tag, "RecordRefused")
+          yield* store.importRecords([], [{ run: from.run, outcome: "succeeded" }])
           const strayed = yield* Effect.flip(
             store.importRecords(nonEmpty(other.records), [{ run: from.run, outcome: "succeeded" }]),
           )
