@@ -21,6 +21,14 @@
  * are all `Swept` evidence, is sealed, as the runtime and the sweeper seal them; recent activity
  * and admission times are the restore's, and runs concluded by the restore are listed by
  * `runsByOutcome` in run id order.
+ *
+ * Decision, the transparency log (§6.5): an export with a checkpoint is restored to the same log.
+ * Its runs are written unsealed, and once every record is in, they are sealed in the order of the
+ * export's leaves (a leaf's run with no records too, at the zero head), so each takes the position
+ * it had; then the sealed runs with no leaf, in export order. Integrated with the deployment's
+ * key, the restored log has the source's root at every size up to the checkpoint, so checkpoints
+ * auditors kept still hold, and `runsByOutcome` lists the runs in the order they were sealed. A re-run finds the seals already made as a prefix of that order in the
+ * tenant's log, and makes the rest. An export without a checkpoint seals as it writes.
  */
 import { Effect, Either, Option, Schema, Stream } from "effect"
 import type { CaseId, RunId } from "../domain/Ids.js"
@@ -29,6 +37,7 @@ import type { Tenant } from "../domain/Tenant.js"
 import type { Backend, Corrupt, ImportRefused, RecordRefused } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { JournalStore } from "../services/JournalStore.js"
+import { LogStore } from "../services/LogStore.js"
 import * as Format from "./Format.js"
 import type * as LogCheck from "./LogCheck.js"
 import * as Sealed from "./Sealed.js"
@@ -50,6 +59,8 @@ export interface Restored {
   /** Records and cases an earlier, interrupted restore had already written and this one found intact. */
   readonly keptRecords: number
   readonly keptCases: number
+  /** Runs sealed after their records, in the order of the export's log (none for an export without a checkpoint). */
+  readonly sealed: number
 }
 
 export interface Options {
@@ -76,7 +87,7 @@ export type RestoreError =
 export const restore = <E, R>(
   open: () => Stream.Stream<string, E, R>,
   options: Options = {},
-): Effect.Effect<Restored, RestoreError | E, R | JournalStore | CaseStore | Tenant> =>
+): Effect.Effect<Restored, RestoreError | E, R | JournalStore | CaseStore | LogStore | Tenant> =>
   Effect.gen(function* () {
     const verified = yield* Verify.lines(open())
     const [first] = verified.unreadable
@@ -108,6 +119,7 @@ const makeWriter = (batchSize: number) =>
   Effect.gen(function* () {
     const journal = yield* JournalStore
     const caseStore = yield* CaseStore
+    const log = yield* LogStore
     const refuse = (detail: string) => Effect.fail(new RestoreRefused({ detail }))
     const foreign = "the tenant holds history this export lacks, so restoring would merge into it"
 
@@ -121,9 +133,14 @@ const makeWriter = (batchSize: number) =>
     let lastCase: Option.Option<CaseId> = Option.none()
     /** In match mode, the stored records of the current run from the next expected seq on. */
     let stored: ReadonlyArray<Journal.Record> = []
+    /** With a checkpoint, seals wait for every record: the leaves' runs in log order, then the sealed runs with no leaf. */
+    let inLogOrder = false
+    const logged: Array<Journal.ImportSeal> = []
+    const loggedRuns = new Set<RunId>()
+    const unlogged: Array<Journal.ImportSeal> = []
     let storedAt = 0
     const seen = { records: 0, cases: 0 }
-    const counts = { records: 0, cases: 0, keptRecords: 0, keptCases: 0 }
+    const counts = { records: 0, cases: 0, keptRecords: 0, keptCases: 0, sealed: 0 }
 
     const flush = Effect.suspend(() => {
       const [head, ...rest] = batch
@@ -152,10 +169,11 @@ const makeWriter = (batchSize: number) =>
     const closeRun = Effect.gen(function* () {
       if (Option.isNone(run)) return
       const r = run.value
-      if (mode === "write") {
-        const outcome = sealOf(r)
-        if (Option.isSome(outcome)) seals.push({ run: r.id, outcome: outcome.value })
-      } else {
+      const outcome = sealOf(r)
+      if (inLogOrder) {
+        if (Option.isSome(outcome) && !loggedRuns.has(r.id)) unlogged.push({ run: r.id, outcome: outcome.value })
+      } else if (mode === "write" && Option.isSome(outcome)) seals.push({ run: r.id, outcome: outcome.value })
+      if (mode === "match") {
         const head = yield* journal.head(r.id)
         if (head.seq !== r.seq)
           return yield* refuse(`${foreign}: run ${r.id} has ${head.seq} records, the export ${r.seq}`)
@@ -235,6 +253,30 @@ const makeWriter = (batchSize: number) =>
         const later = yield* journal.runs(lastRun, 1)
         if (later.length > 0) return yield* refuse(`${foreign}: run ${later[0]} is not in it`)
       }
+      if (inLogOrder) yield* sealInLogOrder
+    })
+
+    /** The deferred seals, in log order, after those an interrupted restore already made. */
+    const sealInLogOrder = Effect.gen(function* () {
+      const order = [...logged, ...unlogged]
+      let done = 0
+      for (;;) {
+        const page = yield* log.leaves(done, batchSize)
+        for (const p of page) {
+          const want = order[done]
+          if (p.index !== done || p.leaf.run !== want?.run)
+            return yield* refuse(
+              `${foreign}: log position ${p.index} holds run ${p.leaf.run}, where the export's log has ${want?.run ?? "nothing"}`,
+            )
+          done += 1
+        }
+        if (page.length < batchSize) break
+      }
+      for (let i = done; i < order.length; i += batchSize) {
+        const chunk = order.slice(i, i + batchSize)
+        yield* journal.importRecords([], chunk)
+        counts.sealed += chunk.length
+      }
     })
 
     const takeCase = (item: Format.CaseItem) =>
@@ -272,8 +314,14 @@ const makeWriter = (batchSize: number) =>
     const take = (item: Verify.Checked) => {
       switch (item._tag) {
         case "Header":
+          return Effect.sync(() => {
+            inLogOrder = item.header.checkpoint !== undefined
+          })
         case "Leaf":
-          return Effect.void
+          return Effect.sync(() => {
+            logged.push({ run: item.leaf.run, outcome: item.leaf.outcome })
+            loggedRuns.add(item.leaf.run)
+          })
         case "Record":
           return takeRecord(item.record, item.body)
         case "Case":

@@ -670,16 +670,16 @@ export const make = Effect.gen(function* () {
         }
         const sealed = yield* sealRow(tenant, seal.run, seal.outcome, head.hash)
         if (sealed === 0) return yield* notWritten(`seal of ${seal.run}`)
-        // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live. A run
-        // written by an earlier call keeps the index its conclusion record gave it there.
+        // A seal without a conclusion record in this call (the sweeper's bare evidence runs, a run
+        // written by an earlier call) indexes its outcome as `seal` does live: runsByOutcome then
+        // follows the order of the seals.
         if (!concluded.some((c) => c.run === seal.run)) {
-          const written = heads.has(seal.run)
           const indexed = yield* sql`
             INSERT INTO run_outcome (tenant, run_id, outcome, ordinal)
             VALUES (${tenant}, ${seal.run}, ${seal.outcome}, ${nextOrdinal(tenant, seal.outcome)})
-            ON CONFLICT (tenant, run_id) ${written ? sql`DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal` : sql`DO NOTHING`}
+            ON CONFLICT (tenant, run_id) DO UPDATE SET outcome = EXCLUDED.outcome, ordinal = EXCLUDED.ordinal
             RETURNING run_id`
-          if (written && indexed.length === 0) return yield* notWritten(`outcome of ${seal.run}`)
+          if (indexed.length === 0) return yield* notWritten(`outcome of ${seal.run}`)
         }
       }
       return records.length

@@ -32,7 +32,7 @@ for (const backend of backends) {
             { runs: 4, records: 607, cases: 2 },
           )
           const restored = yield* Restore.restore(() => Stream.fromIterable(first), { batch: 64 }).pipe(as(target))
-          assert.deepStrictEqual(restored, { records: 607, cases: 2, keptRecords: 0, keptCases: 0 })
+          assert.deepStrictEqual(restored, { records: 607, cases: 2, keptRecords: 0, keptCases: 0, sealed: 0 })
           const second = yield* exportLines.pipe(as(target))
           assert.deepStrictEqual(withoutTenant(second), withoutTenant(first))
           assert.notStrictEqual(second[0], first[0])

@@ -55,6 +55,7 @@ for (const backend of [Cli.sqlite, Cli.postgres]) {
           cases: 2,
           keptRecords: 0,
           keptCases: 0,
+          sealed: 0,
         })
         sameBut(await Effect.runPromise(exportLines.pipe(as(t), Effect.provide(target.layer))), lines)
         assert.strictEqual(damaged.code, 2, damaged.stderr + damaged.stdout)
@@ -79,6 +80,7 @@ for (const backend of [Cli.sqlite, Cli.postgres]) {
           cases: 0,
           keptRecords: 37,
           keptCases: 2,
+          sealed: 0,
         })
         assert.deepStrictEqual(stray, [])
         const refused = await Cli.cli(["restore", "--store", target.store, "--tenant", "other", "--in", path])

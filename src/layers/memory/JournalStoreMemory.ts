@@ -306,9 +306,10 @@ const store = (halts: Halts.Halts, sequenced: Sequenced.Sequenced): typeof Journ
         logPosition: sequence(tenant, seal.run, seal.outcome, head),
         sealedAt: now,
       })
-      // A bare seal (the sweeper's evidence runs) indexes its outcome, as `seal` does live. A run
-      // written by an earlier call keeps the index its conclusion record gave it there.
-      if (!concluded.some((c) => c.run === seal.run) && (chains.has(seal.run) || !tables.outcomes.has(seal.run))) {
+      // A seal without a conclusion record in this call (the sweeper's bare evidence runs, a run
+      // written by an earlier call) indexes its outcome as `seal` does live: runsByOutcome then
+      // follows the order of the seals.
+      if (!concluded.some((c) => c.run === seal.run)) {
         lastOrdinal += 1
         tables.outcomes.set(seal.run, { outcome: seal.outcome, ordinal: lastOrdinal })
       }
