@@ -3,6 +3,8 @@
  * verifier key from its key file (`log verifier`), a checkpoint kept (`log checkpoint`), an
  * export, and `verify --checkpoint --log-verifier` holding the export to both. An export with a
  * logged run taken out fails verify (exit 2, the run named) and restore (exit 2, nothing written).
+ * Restored whole into a new store under the same tenant and integrated with the same key, the
+ * deployment's next export still holds to the checkpoint the auditor kept before.
  */
 import { randomBytes, randomUUID } from "node:crypto"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -112,6 +114,26 @@ for (const backend of [sqlite, postgres]) {
           ),
           [],
         )
+
+        // Disaster recovery: the whole export into a new store, the same tenant, the same key.
+        const recovered = await backend.make()
+        try {
+          const back = await cli(["restore", "--store", recovered.store, "--tenant", tenant, "--in", file, "--quiet"])
+          assert.strictEqual(back.code, 0, back.stderr)
+          assert.strictEqual(json(back.stdout).sealed, 3)
+          const integrated = await cli(["sweep", "--store", recovered.store, "--tenant", tenant, ...keyFlags])
+          assert.deepStrictEqual(json(integrated.stdout).log, { integrated: 3, size: 3 }, integrated.stderr)
+          const again = scratchFile("recovered.jsonl")
+          const out = ["export", "--store", recovered.store, "--tenant", tenant, "--out", again, "--quiet"]
+          assert.strictEqual((await cli(out)).code, 0)
+          const held = await cli(["verify", "--in", again, "--checkpoint", kept, "--log-verifier", key, "--quiet"])
+          assert.strictEqual(held.code, 0, held.stderr + held.stdout)
+          assert.deepStrictEqual((json(held.stdout).log as Record<string, unknown>).kept, log.kept)
+          // The same history, the same log: the two exports are the same bytes.
+          assert.strictEqual(readFileSync(again, "utf8"), readFileSync(file, "utf8"))
+        } finally {
+          await recovered.drop()
+        }
 
         // What the auditor brought must be usable: a verifier key that is not one is refused before reading.
         const wrongKey = await cli(["verify", "--in", file, "--log-verifier", "not-a-key", "--quiet"])
