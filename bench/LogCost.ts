@@ -181,7 +181,7 @@ const sealCell = async (
   let next = 1
   let sealedOn = 0
   let integratedDuring = 0
-  const pass = async (side: "on" | "off", n: number) => {
+  const pass = async (side: "on" | "off", n: number, warming = false) => {
     const offset = next
     next += n
     const integrator =
@@ -203,24 +203,29 @@ const sealCell = async (
             ),
           )
         : undefined
-    const figures = await measureEffect(
-      n,
-      CONCURRENCY,
-      offset,
-      (i) => sealOne(i),
-      (effect) => on(rt, tenants[side], effect),
-    )
-    if (figures.ops !== n) throw new Error(`log bench: ${figures.ops} of ${n} seals ran`)
-    let backlog = 0
-    if (side === "on") {
+    const before = integratedDuring
+    try {
+      const figures = await measureEffect(
+        n,
+        CONCURRENCY,
+        offset,
+        (i) => sealOne(i),
+        (effect) => on(rt, tenants[side], effect),
+      )
+      if (figures.ops !== n) throw new Error(`log bench: ${figures.ops} of ${n} seals ran`)
+      if (side === "off") return { figures, backlog: 0 }
       sealedOn += n
-      backlog = sealedOn - (await integratedSize(rt, tenants.on))
+      const backlog = sealedOn - (await integratedSize(rt, tenants.on))
+      // An on pass whose integrator hashed nothing measured sealing alone (a warm-up may be too short to).
+      if (!warming && integratedDuring === before)
+        throw new Error(`log bench: ${dialect} integrated nothing during an on pass`)
+      return { figures, backlog }
+    } finally {
       if (integrator !== undefined) await rt.runPromise(Fiber.interrupt(integrator))
     }
-    return { figures, backlog }
   }
-  await pass("off", warm)
-  await pass("on", warm)
+  await pass("off", warm, true)
+  await pass("on", warm, true)
   const rounds: Array<SealRound> = []
   for (let round = 1; round <= roundCount; round++) {
     const onFirst = round % 2 === 0
