@@ -5,7 +5,9 @@
  * adds the peer cell (agentplane against DBOS Transact, `bench/Peers.ts`), whose DBOS system
  * tables live in a second throwaway database, removed likewise. `--policy` adds the cost of deciding
  * every effect with Cedar (`bench/PolicyCost.ts`). `--baseline` adds the SQLite run against the code
- * issue 32 was filed on, from a worktree of that commit (`bench/Baseline.ts`).
+ * issue 32 was filed on, from a worktree of that commit (`bench/Baseline.ts`). `--log` adds the
+ * transparency log's cost: seals/s with integration on and off, and proof latency at 1M leaves
+ * (`bench/LogCost.ts`).
  */
 import { readFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
@@ -15,6 +17,7 @@ import Database from "better-sqlite3"
 import * as Baseline from "./Baseline.js"
 import * as Databases from "./Databases.js"
 import * as Growth from "./Growth.js"
+import * as LogCost from "./LogCost.js"
 import { load, speedCheck } from "./Machine.js"
 import * as Peers from "./Peers.js"
 import * as PolicyCost from "./PolicyCost.js"
@@ -31,6 +34,7 @@ const main = async () => {
   const peers = args.includes("--peers")
   const policy = args.includes("--policy")
   const baseline = args.includes("--baseline")
+  const logCell = args.includes("--log")
   const log = (line: string) => process.stdout.write(`${line}\n`)
   const started = performance.now()
   const loadAtStart = load()
@@ -63,6 +67,7 @@ const main = async () => {
     const runtime = skipRuntime ? undefined : await RuntimeBench.run(db, { quick, log })
     const peer = dbosDb === undefined ? undefined : await Peers.run(db, dbosDb, { quick, rounds: quick ? 3 : 5, log })
     const policyCost = policy ? await PolicyCost.run(db, { quick, log }) : undefined
+    const logCost = logCell ? await LogCost.run(db, { quick, log }) : undefined
     const base = baseline ? await Baseline.run({ quick, rounds: quick ? 3 : 5, log }) : undefined
     const seconds = (performance.now() - started) / 1000
     const env: Report.Environment = {
@@ -119,6 +124,19 @@ const main = async () => {
         base,
       )
       Report.write(path, section, Report.BASELINE_START, Report.BASELINE_END)
+      sections.push(section)
+    }
+    if (logCost !== undefined) {
+      const section = Report.renderLog(
+        {
+          ...env,
+          mode: quick
+            ? "quick: 4 rounds of 1,000 (SQLite) or 300 (pg) seals per side, reads at 10k leaves"
+            : "full: 6 rounds of 5,000 (SQLite) or 2,000 (pg) seals per side, reads at 1M leaves",
+        },
+        logCost,
+      )
+      Report.write(path, section, Report.LOG_START, Report.LOG_END)
       sections.push(section)
     }
     log(`\nbench: ${path} rewritten in ${seconds.toFixed(0)} s\n`)

@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import * as Baseline from "./Baseline.js"
 import type * as Growth from "./Growth.js"
 import type { Figures } from "./Harness.js"
+import * as LogCost from "./LogCost.js"
 import * as Peers from "./Peers.js"
 import type * as PolicyCost from "./PolicyCost.js"
 import * as RuntimeBench from "./Runtime.js"
@@ -27,6 +28,10 @@ export const POLICY_TARGET = 1.1
 
 export const BASELINE_START = "<!-- bench:baseline:start -->"
 export const BASELINE_END = "<!-- bench:baseline:end -->"
+
+/** The transparency log's cost (`--log`) likewise. */
+export const LOG_START = "<!-- bench:log:start -->"
+export const LOG_END = "<!-- bench:log:end -->"
 
 /** The throughput target (issue 15): every store operation at concurrency 16 on pg reaches this share of its ceiling. */
 export const RATIO_TARGET = 0.85
@@ -190,6 +195,46 @@ export const renderBaseline = (env: Environment, result: Baseline.Results): stri
         `| ${r.round} | ${r.speedMs.toFixed(0)} | ${r.load} | ${r.current.perSec.toFixed(0)} | ${r.current.cpuPerOp.toFixed(0)} | ${r.baseline.perSec.toFixed(0)} | ${r.baseline.cpuPerOp.toFixed(0)} | ${r.ratio.toFixed(2)} |`,
     ),
     `| **median** | | | | | | | **${result.ratio.toFixed(2)}** (bar ≥ ${Baseline.TARGET.toFixed(2)}: ${result.ratio >= Baseline.TARGET ? "met" : "**not met**"}) |`,
+  ].join("\n")
+
+/** The log's cost: seals/s with integration running beside them against none, per round; then the reads at the large size. */
+export const renderLog = (env: Environment, result: LogCost.Result): string =>
+  [
+    ...header(env),
+    `Seals/s: one seal = a fresh run leased, three notes appended, \`JournalStore.seal\`; ${LogCost.CONCURRENCY} at a time. **On**: one tenant sealed while a fiber integrates it as \`serve --log-key\` does, up to ${LogCost.BATCH} leaves a batch until one comes back short, then a pause of ${LogCost.EVERY_MS} ms (5× as often as \`--log-every 1\`, the least the flag takes: more and smaller batches, so no cheaper), on the same pool or file; **off**: another tenant, no integration. Interleaved by round, the first side alternating. **Backlog**: the on-tenant's leaves sealed but not yet integrated when its pass ended.`,
+    "",
+    "| backend | round | first | off seals/s | on seals/s | on / off | backlog |",
+    "|---|--:|:--|--:|--:|--:|--:|",
+    ...result.seals.flatMap((row) => [
+      ...row.rounds.map(
+        (r) =>
+          `| ${row.dialect} | ${r.round} | ${r.onFirst ? "on" : "off"} | ${r.off.perSec.toFixed(0)} | ${r.on.perSec.toFixed(0)} | ${r.ratio.toFixed(2)} | ${r.backlog} |`,
+      ),
+      `| ${row.dialect} | **median** | | | | **${row.ratio.toFixed(2)}** | |`,
+    ]),
+    "",
+    ...result.seals.map(
+      (row) =>
+        `- ${row.dialect}: ${row.seals} seals per side per round; the integrator hashed in ${row.integratedDuring.toLocaleString("en-US")} leaves while the on passes ran, and once caught up the log held ${row.finalSize.toLocaleString("en-US")} of the ${row.sealed.toLocaleString("en-US")} leaves sealed, under a checkpoint of that size.`,
+    ),
+    "",
+    "Reads of a log of the size shown, one call at a time (ms, p50 / p99): `checkpoint()`; `inclusionProof(run, size)` of a random run at the latest size; `consistencyProof(from, to)` of random sizes. The seals are written by SQL and the tree built by `LogStore.integrate` in batches of 100k (times shown); pg analyzed after the load.",
+    "",
+    "| backend | leaves | seeded s | integrated s | samples | checkpoint | inclusion proof | consistency proof |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ...result.latency.map(
+      (l) =>
+        `| ${l.dialect} | ${count(l.leaves)} | ${l.seedSeconds.toFixed(1)} | ${l.integrateSeconds.toFixed(1)} | ${l.checkpoint.samples} | ${ms(l.checkpoint.p50)} / ${ms(l.checkpoint.p99)} | ${ms(l.inclusion.p50)} / ${ms(l.inclusion.p99)} | ${ms(l.consistency.p50)} / ${ms(l.consistency.p99)} |`,
+    ),
+    "",
+    "The proofs' node lookup (`nodesOf`), one statement for an inclusion proof's nodes at that size, median ms and plan: as an OR of `(level = ? AND idx = ?)` pairs, and as the UNION ALL of primary-key probes the store sends.",
+    "",
+    "| backend | nodes | OR of pairs ms | its plan | UNION ALL ms | its plan |",
+    "|---|--:|--:|:--|--:|:--|",
+    ...result.latency.map(
+      (l) =>
+        `| ${l.dialect} | ${l.lookupNodes} | ${ms(l.orChain.ms)} | ${l.orChain.plan} | ${ms(l.unionAll.ms)} | ${l.unionAll.plan} |`,
+    ),
   ].join("\n")
 
 /** Replaces the section between the markers in `path` (appending the markers if absent). */
