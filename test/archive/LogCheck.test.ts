@@ -38,7 +38,7 @@ const noteAt = (size: number) => Either.getOrThrow(LogKey.sign(key, tenant, size
 const checked = (kept: number) => {
   const check = LogCheck.make({ kept: Either.getOrThrow(Checkpoint.open(noteAt(kept), [verifier])) })
   assert.isTrue(Either.isRight(check.header(noteAt(SIZE))))
-  leaves.forEach((leaf, i) => assert.isTrue(Either.isRight(check.leaf(i, leaf, i + 2))))
+  for (const [i, leaf] of leaves.entries()) assert.isTrue(Either.isRight(check.leaf(i, leaf, i + 2)))
   return check.finish(leaves.map((l) => ({ run: l.run })))
 }
 
