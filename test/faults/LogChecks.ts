@@ -40,7 +40,11 @@ export const assertExactlyOnce = (runs: ReadonlyArray<Sealed>, sizes?: ReadonlyA
     const log = yield* LogStore
     const latest = yield* log.checkpoint()
     if (Option.isNone(latest)) {
-      for (const s of runs) assert.isTrue(Either.isLeft(yield* Effect.either(log.inclusionProof(s.run, 1))))
+      for (const s of runs)
+        assert.isTrue(
+          Either.isLeft(yield* Effect.either(log.inclusionProof(s.run, 1))),
+          `no checkpoint, yet ${s.run} proves its inclusion`,
+        )
       return Option.none<StoredCheckpoint>()
     }
     const cp = latest.value

@@ -3,11 +3,13 @@
  * process itself) loses no leaf and repeats none.
  *
  * The parent seals a backlog through the stores, then, round after round, seals some more and
- * starts a child process (test/faults/LogStoreKillChild.ts, node itself, so the signal reaches
- * the process that holds the file) that integrates the backlog in small batches with the same
- * deployment key, and SIGKILLs it after a random number of its integrations plus a random delay,
- * so the kill lands anywhere in an integration: its reads, its signing, inside the write
- * transaction, inside COMMIT. After each kill the parent opens the file afresh and checks what
+ * starts two child processes (test/faults/LogStoreKillChild.ts, node itself, so the signal
+ * reaches the process that holds the file) that integrate the backlog side by side in small
+ * batches with the same deployment key, racing for each batch, and SIGKILLs each after a random
+ * number of its integrations plus a random delay, so a kill lands anywhere in an integration
+ * (its reads, its signing, inside the write transaction, inside COMMIT) while the other process
+ * may be integrating too. A child that fails by itself fails the test: a lost race must answer
+ * "nothing taken in", not an error. After each kill the parent opens the file afresh and checks what
  * any reader would see: the size only grew; the latest checkpoint's root is the reference root
  * over the first `size` leaves in seal order, and every run proves its inclusion at its position
  * (`LogChecks.assertExactlyOnce`); every checkpoint ever signed is consistent with it; and the
@@ -103,15 +105,18 @@ interface Round {
   readonly size: number
 }
 
-/** Starts the child on `file` and SIGKILLs it after `integrations` of its integrations and `delay` ms. */
-const killChild = (file: string, tenant: string, seed: Uint8Array, integrations: number, delay: number) =>
+/** Starts a child integrating on `file`. */
+const startChild = (file: string, tenant: string, seed: Uint8Array) =>
+  Cli.startScript("test/faults/LogStoreKillChild.ts", [], {
+    LOGKILL_FILE: file,
+    LOGKILL_TENANT: tenant,
+    LOGKILL_SEED: Buffer.from(seed).toString("hex"),
+    LOGKILL_BATCH: String(BATCH),
+  })
+
+/** SIGKILLs `child` after `integrations` of its integrations and `delay` ms; whether the kill fell inside the backlog. */
+const killAfter = (child: ReturnType<typeof startChild>, integrations: number, delay: number) =>
   Effect.gen(function* () {
-    const child = Cli.startScript("test/faults/LogStoreKillChild.ts", [], {
-      LOGKILL_FILE: file,
-      LOGKILL_TENANT: tenant,
-      LOGKILL_SEED: Buffer.from(seed).toString("hex"),
-      LOGKILL_BATCH: String(BATCH),
-    })
     const lines = () => child.stdout().split("\n")
     const reached = () => {
       const said = lines()
@@ -152,10 +157,17 @@ describe("faults: LogStore killed on SQLite", () => {
           let size = 0
           for (let r = 0; r < ROUNDS; r++) {
             runs.push(...(yield* onFile(sealMore(runs.length, PER_ROUND))))
-            const integrations = Math.floor(Math.random() * MAX_INTEGRATIONS)
-            const delay = Math.floor(Math.random() * MAX_DELAY_MS)
-            const midway = yield* killChild(file, tenant, seed, integrations, delay)
-            const where = `round ${r} (killed after ${integrations} integrations and ${delay} ms)`
+            // Two processes at once, each killed at its own random point: a kill lands beside a live integration.
+            const kills = [0, 1].map(() => ({
+              child: startChild(file, tenant, seed),
+              integrations: Math.floor(Math.random() * MAX_INTEGRATIONS),
+              delay: Math.floor(Math.random() * MAX_DELAY_MS),
+            }))
+            const landed = yield* Effect.forEach(kills, (k) => killAfter(k.child, k.integrations, k.delay), {
+              concurrency: "unbounded",
+            })
+            const midway = landed.some((m) => m)
+            const where = `round ${r} (killed after ${kills.map((k) => `${k.integrations} integrations and ${k.delay} ms`).join(", ")})`
             const now = yield* onFile(audit(runs, where))
             assert.isTrue(now >= size, `${where}: the log shrank from ${size} to ${now}`)
             size = now
