@@ -2,8 +2,10 @@
  * Fault injection on LogStore integration, PostgreSQL only (the cut is a trigger that terminates
  * the backend; see test/support/Faults.ts): an integration killed at any of its writes (the size's
  * compare-and-set, the subtrees, the checkpoint, the commit) stores nothing, and the retry
- * integrates every leaf once, exactly as a healthy run does. Memory and SQLite integrate in one
- * synchronous step or one `BEGIN IMMEDIATE` transaction, which the battery covers.
+ * integrates every leaf once, exactly as a healthy run does. The other backends are proven
+ * beside this file: LogStoreSqlite.test.ts fails each write on SQLite with a raising trigger,
+ * LogStoreKill.test.ts SIGKILLs a process integrating a SQLite file, round after round, and
+ * LogStoreMemory.test.ts interrupts memory integrations at any point beside a second caller.
  */
 import { randomBytes } from "node:crypto"
 import { describe, layer } from "@effect/vitest"
