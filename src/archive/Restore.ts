@@ -27,8 +27,9 @@
  * export's leaves (a leaf's run with no records too, at the zero head), so each takes the position
  * it had; then the sealed runs with no leaf, in export order. Integrated with the deployment's
  * key, the restored log has the source's root at every size up to the checkpoint, so checkpoints
- * auditors kept still hold, and `runsByOutcome` lists the runs in the order they were sealed. A re-run finds the seals already made as a prefix of that order in the
- * tenant's log, and makes the rest. An export without a checkpoint seals as it writes.
+ * auditors kept still hold, and `runsByOutcome` lists the runs in the order they were sealed. A
+ * re-run finds the seals already made as a prefix of that order in the tenant's log, and makes
+ * the rest. An export without a checkpoint seals as it writes.
  */
 import { Effect, Either, Option, Schema, Stream } from "effect"
 import type { CaseId, RunId } from "../domain/Ids.js"
