@@ -239,10 +239,10 @@ const refine = <E>(
   if (Option.isSome(defect) && HttpServerError.isServerError(defect.value)) {
     const error = defect.value
     if (error._tag === "RequestError" && error.reason === "Decode") {
+      // Never a size: `Body.strict` reads every body and raises its own tagged `PayloadTooLarge`,
+      // so a platform decode failure is told apart by its tag and reason, never by its text.
       const detail = error.cause instanceof Error ? error.cause.message : String(error.cause)
-      return Effect.fail(
-        detail.includes("maxBytes exceeded") ? tooLarge : new InvalidRequest({ message: `body: not JSON: ${detail}` }),
-      )
+      return Effect.fail(new InvalidRequest({ message: `body: not JSON: ${detail}` }))
     }
   }
   return Effect.failCause(cause)

@@ -8,7 +8,7 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Either } from "effect"
 import type { InboundEvent } from "../../domain/Event.js"
 import { Runtime } from "../../runtime/Runtime.js"
-import { Api, InvalidRequest, MAX_BODY_BYTES, PayloadTooLarge, UnsupportedMediaType } from "../Api.js"
+import { Api, InvalidRequest, UnsupportedMediaType } from "../Api.js"
 import * as Body from "../Body.js"
 import type { Caller } from "../Caller.js"
 import * as CloudEvents from "../CloudEvents.js"
@@ -79,10 +79,11 @@ const reserved = (event: InboundEvent, prefix: string): Effect.Effect<void, Inva
 const parse = (request: HttpServerRequest.HttpServerRequest, caller: Caller) =>
   Effect.gen(function* () {
     const body = new Uint8Array(
-      yield* Effect.mapError(request.arrayBuffer, (e) =>
-        String(e.cause).includes("maxBytes exceeded")
-          ? new PayloadTooLarge({ limit: MAX_BODY_BYTES, message: `the body exceeds ${MAX_BODY_BYTES} bytes` })
-          : new InvalidRequest({ message: `body: could not be read: ${e.message}` }),
+      // An overlong body never arrives here as a `RequestError`: `Body.strict` reads it and raises
+      // its tagged `PayloadTooLarge`, which `Server.refusals` answers as 413.
+      yield* Effect.mapError(
+        request.arrayBuffer,
+        (e) => new InvalidRequest({ message: `body: could not be read: ${e.reason}` }),
       ),
     )
     // Whichever the form, text in the body is UTF-8: another declared charset is 415, unread.
