@@ -7,7 +7,8 @@
  * every effect with Cedar (`bench/PolicyCost.ts`). `--baseline` adds the SQLite run against the code
  * issue 32 was filed on, from a worktree of that commit (`bench/Baseline.ts`). `--log` adds the
  * transparency log's cost: seals/s with integration on and off, and proof latency at 1M leaves
- * (`bench/LogCost.ts`).
+ * (`bench/LogCost.ts`). `--wakeups` runs only the runtime's wake-up rows on both backends and
+ * rewrites the wake-ups block (the full runtime rows rewrite it too).
  */
 import { readFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
@@ -28,8 +29,9 @@ import * as Throughput from "./Throughput.js"
 const main = async () => {
   const args = process.argv.slice(2)
   const quick = args.includes("--quick")
-  const skipGrowth = args.includes("--no-growth")
-  const skipThroughput = args.includes("--no-throughput")
+  const wakeupsOnly = args.includes("--wakeups")
+  const skipGrowth = wakeupsOnly || args.includes("--no-growth")
+  const skipThroughput = wakeupsOnly || args.includes("--no-throughput")
   const skipRuntime = args.includes("--no-runtime")
   const peers = args.includes("--peers")
   const policy = args.includes("--policy")
@@ -64,7 +66,8 @@ const main = async () => {
           reps: quick ? 3 : 7,
           log,
         })
-    const runtime = skipRuntime ? undefined : await RuntimeBench.run(db, { quick, log })
+    const wakesAlone = wakeupsOnly ? await wakeupRows(db, quick, log) : undefined
+    const runtime = skipRuntime || wakeupsOnly ? undefined : await RuntimeBench.run(db, { quick, log })
     const peer = dbosDb === undefined ? undefined : await Peers.run(db, dbosDb, { quick, rounds: quick ? 3 : 5, log })
     const policyCost = policy ? await PolicyCost.run(db, { quick, log }) : undefined
     const logCost = logCell ? await LogCost.run(db, { quick, log }) : undefined
@@ -92,6 +95,15 @@ const main = async () => {
     if (runtime !== undefined) {
       const section = Report.renderRuntime(env, runtime)
       Report.write(path, section, Report.RUNTIME_START, Report.RUNTIME_END)
+      sections.push(section)
+      const wakeups = Report.renderWakeups(env, runtime.wakes)
+      Report.write(path, wakeups, Report.WAKEUPS_START, Report.WAKEUPS_END)
+      sections.push(wakeups)
+    }
+    if (wakesAlone !== undefined) {
+      const mode = quick ? "quick: 1,000 runs due per backend" : "wake-ups only: 10,000 runs due per backend"
+      const section = Report.renderWakeups({ ...env, mode }, wakesAlone)
+      Report.write(path, section, Report.WAKEUPS_START, Report.WAKEUPS_END)
       sections.push(section)
     }
     if (peer !== undefined) {
@@ -144,6 +156,16 @@ const main = async () => {
   } finally {
     await cleanup()
   }
+}
+
+/** The wake-up rows alone, PostgreSQL then SQLite, as the runtime rows measure them. */
+const wakeupRows = async (db: Databases.Throwaway, quick: boolean, log: (line: string) => void) => {
+  const wakes: Array<RuntimeBench.WakeRow> = []
+  for (const dialect of ["pg", "sqlite"] as const) {
+    const rows = await RuntimeBench.wakeRows(db, dialect, quick ? RuntimeBench.QUICK_DUE : [10_000], quick, log)
+    wakes.push(...rows.wakes)
+  }
+  return wakes
 }
 
 const versions = async (pgUrl: string): Promise<string> => {
