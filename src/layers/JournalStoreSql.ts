@@ -29,7 +29,6 @@ export const make = Effect.gen(function* () {
     ...Read.make(s, hints),
     ...Admin.make(s),
     ...Import.make(s),
-    isShared: s.dialect.name === "pg",
   })
 })
 

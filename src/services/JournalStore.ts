@@ -157,7 +157,5 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
       records: ReadonlyArray<Verbatim>,
       seals: ReadonlyArray<ImportSeal>,
     ) => Read<number, RecordRefused>
-    /** True when several instances share the journal (PostgreSQL), false on SQLite. */
-    readonly isShared: boolean
   }
 >() {}
