@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import type { RunId } from "../../domain/Ids.js"
 import type * as Journal from "../../domain/Journal.js"
 import { Tenant } from "../../domain/Tenant.js"
-import { formOf, type JournalStore } from "../../services/JournalStore.js"
+import type { JournalStore } from "../../services/JournalStore.js"
 import { digestParam } from "../internal/Columns.js"
 import * as Folds from "../internal/Folds.js"
 import * as Sql from "../internal/Sql.js"
@@ -125,7 +125,7 @@ export const make = (s: Statements, hints: Hints, writes: Writes): Pick<JournalS
           // pg, on a remembered head: the batch and the seal are one statement, autocommitted
           // unless an alongside must commit with them; else (or when it wrote nothing) the long way.
           // A timer's disarm (a wake-up's release) of this database rides in that statement.
-          const form = alongside === undefined ? undefined : formOf(alongside)
+          const form = alongside?.form
           const dropped = form === undefined ? undefined : Folds.asTimerDrop(form.form, dialect.database)
           const drop = dropped?.run === run ? dropped : undefined
           // A guarded seal goes the long way, where the state read under the lock finds a request.
