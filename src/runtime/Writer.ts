@@ -129,7 +129,7 @@ export const make = (options: {
       if (options.release === undefined || released) return undefined
       const wrapped = Effect.tap(options.release, ranNow)
       // A store that folds the release into its own statement runs `folded` in its place.
-      const form = JournalStore.formOf(options.release)
+      const form = options.release.form
       return form === undefined
         ? wrapped
         : JournalStore.withForm(wrapped, { form: form.form, folded: Effect.zipRight(form.folded, ranNow) })

@@ -4,7 +4,7 @@
  * the same transaction. Lease, activity, admission and cancellation times come from the
  * backend's clock; every other instant is the caller's.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, Effect, type Option } from "effect"
 import type { Digest } from "../domain/Digest.js"
 import type { CaseId, Epoch, RunId } from "../domain/Ids.js"
 import type {
@@ -54,32 +54,31 @@ type Read<A, E = never> = Op<A, Corrupt | E>
  * Writes of another store that must commit with a journal write, all or nothing: a wake-up's
  * release (disarm the timer, drop the wait) with the commit that makes its answer durable. The
  * SQL stores run it on the journal's transaction connection; the memory store runs it inside its
- * one synchronous step, so it must not suspend there (the memory stores' verbs never do).
+ * one synchronous step, so it must not suspend there (the memory stores' verbs never do). `form`,
+ * when the store that made it gives one, says what it writes (see `Form`).
  */
-export type Alongside = Effect.Effect<void, Backend, Tenant>
+export type Alongside = Effect.Effect<void, Backend, Tenant> & { readonly form?: Form }
 
 /**
  * What an alongside writes, told by the store that made it, so a journal store over the same
  * database may fold it into its own statement instead of running it: a wake-up's seal and its
  * timer's disarm as one autocommitted statement on pg, instead of BEGIN, the seal, the disarm
  * and COMMIT. `form` is opaque to all but the two stores; `folded` runs in the effect's place
- * once a store folded it, so whoever wraps an alongside still learns that it committed.
+ * once a store folded it, so whoever wraps an alongside still learns that it committed. A
+ * wrapper that does not carry the form on (any combinator makes a new effect without it) only
+ * costs the fold: the journal store runs the effect instead.
  */
 export interface Form {
   readonly form: unknown
   readonly folded: Effect.Effect<void>
 }
 
-const forms = new WeakMap<Alongside, Form>()
-
-/** `alongside`, carrying the form a journal store may fold it as (see `Form`). */
-export const withForm = (alongside: Alongside, form: Form): Alongside => {
-  forms.set(alongside, form)
-  return alongside
-}
-
-/** The form `alongside` carries, if its store gave it one. */
-export const formOf = (alongside: Alongside): Form | undefined => forms.get(alongside)
+/** `effect` as an alongside carrying `form`: a new effect, so the one given is left as it was. */
+export const withForm = (effect: Effect.Effect<void, Backend, Tenant>, form: Form): Alongside =>
+  Object.assign(
+    Effect.suspend(() => effect),
+    { form },
+  )
 
 /**
  * What an append may do beyond its records, decided in the same statement (pg) or transaction
@@ -157,7 +156,5 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
       records: ReadonlyArray<Verbatim>,
       seals: ReadonlyArray<ImportSeal>,
     ) => Read<number, RecordRefused>
-    /** True when several instances share the journal (PostgreSQL), false on SQLite. */
-    readonly isShared: boolean
   }
 >() {}

@@ -8,6 +8,7 @@ import type { Tenant } from "../domain/Tenant.js"
 import type { Timestamp } from "../domain/Time.js"
 import type { Timer } from "../domain/Timer.js"
 import type { Backend, Corrupt } from "../errors/StoreError.js"
+import type { Alongside } from "./JournalStore.js"
 
 type Op<A, E = never> = Effect.Effect<A, Backend | E, Tenant>
 type Read<A, E = never> = Op<A, Corrupt | E>
@@ -19,8 +20,8 @@ export class TimerStore extends Context.Tag("agentplane/TimerStore")<
     readonly arm: (timer: Timer) => Op<void>
     /** Claims up to `limit` timers with `fireAt <= now` that are unclaimed or claimed at or before `now − 60`, earliest `fireAt` first, setting `claimedAt = now`; concurrent sweepers never share one. */
     readonly claimDue: (now: Timestamp, limit: number) => Read<ReadonlyArray<Timer>>
-    /** Deletes the timer of (run, effect); idempotent. */
-    readonly disarm: (run: RunId, effect: EffectKey) => Op<void>
+    /** Deletes the timer of (run, effect); idempotent. Usually a journal write's alongside (a wake-up's release), it may carry the form a journal store over the same database folds it as (`JournalStore.Form`). */
+    readonly disarm: (run: RunId, effect: EffectKey) => Alongside
     /** How many timers are armed, claimed or not. */
     readonly pendingCount: () => Read<number>
     /** Up to `limit` armed timers, due or not, claimed or not, earliest `fireAt` first. */

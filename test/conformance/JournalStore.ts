@@ -24,7 +24,7 @@ export const suite = (backend: Backend) =>
       options(test)
       leases(test)
       acquireMany(test, backend)
-      indexes(test, backend)
+      indexes(test)
       imports(test)
       // Tampering is planted with raw SQL, so only a backend with rows to tamper with has these.
       if (Option.isSome(sql)) damage(sql.value)

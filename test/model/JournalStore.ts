@@ -7,8 +7,7 @@
  * lease's `expiresAt`, `LeaseHeld.remainingSecs`, and the order of `recentRuns` (whose
  * `updatedAt` may fall in different seconds on the two sides). TTLs are long, so no lease lapses
  * during a sequence and `abandonedRuns` stays empty on both sides; lapsing needs a real wait and
- * is the conformance battery's to test. `isShared` describes the deployment (true on PostgreSQL
- * only), not an answer, so it is not compared.
+ * is the conformance battery's to test.
  */
 import { Effect, Exit, FastCheck as fc, Option } from "effect"
 import * as Digest from "../../src/domain/Digest.js"

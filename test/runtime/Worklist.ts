@@ -16,7 +16,6 @@ import * as Step from "../../src/runtime/Step.js"
 import { StepCtx } from "../../src/runtime/StepCtx.js"
 import * as Sweeper from "../../src/runtime/Sweeper.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
-import { JournalStore } from "../../src/services/JournalStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
 import * as Backend from "../support/Backend.js"
 import * as Support from "./Support.js"
@@ -193,8 +192,6 @@ export const suite = (backend: Backend.Backend) =>
         expect(yield* Support.concludedAs(run, "succeeded").pipe(Support.on(Support.runtime(backend, [def])))).toBe(
           true,
         )
-        const journal = yield* Effect.map(JournalStore, (j) => j).pipe(Support.on(Support.runtime(backend, [def])))
-        expect(journal.isShared).toBe(backend.name === "postgres")
       }).pipe(Backend.asFreshTenant)
     })
   })

@@ -609,9 +609,6 @@ const store = (halts: Halts.Halts, sequenced: Sequenced.Sequenced): typeof Journ
 
     importRecords: (records, seals) =>
       atomically((tables, now, tenant) => importTo(tables, now, tenant, records, seals)),
-
-    // One process holds this journal; nothing else shares it.
-    isShared: false,
   })
 }
 

@@ -8,7 +8,7 @@
  *
  * What it does not do: nothing survives the process, and nothing is shared with another process
  * or with another build of this layer (each build starts empty). `Backend` and `Corrupt` never
- * occur, since nothing is decoded from storage. The journal's `isShared` is false.
+ * occur, since nothing is decoded from storage.
  */
 import { Effect, Layer } from "effect"
 import { JournalStore } from "../../services/JournalStore.js"

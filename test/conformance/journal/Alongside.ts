@@ -10,7 +10,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { generateRunId, StepId } from "../../../src/domain/Ids.js"
 import { Timer } from "../../../src/domain/Timer.js"
 import { Fenced } from "../../../src/errors/StoreError.js"
-import { type Alongside, formOf, JournalStore, withForm } from "../../../src/services/JournalStore.js"
+import { type Alongside, JournalStore, withForm } from "../../../src/services/JournalStore.js"
 import { TimerStore } from "../../../src/services/TimerStore.js"
 import { assert } from "../../support/Assert.js"
 import { asFreshTenant, type Backend } from "../../support/Backend.js"
@@ -104,7 +104,7 @@ const wrapped = (release: Alongside, told: { ran: number; folded: number }): Alo
       told.ran += 1
     }),
   )
-  const form = formOf(release)
+  const form = release.form
   return form === undefined
     ? counted
     : withForm(counted, {

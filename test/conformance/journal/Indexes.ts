@@ -1,6 +1,6 @@
 /**
  * §6.3.5, 6.5–6.7: seal, the derived indexes (outcome, admission, case history, recent activity),
- * cancellation requests, `isShared`, and one tenant's journal invisible to another.
+ * cancellation requests, and one tenant's journal invisible to another.
  */
 import { describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -11,13 +11,13 @@ import { Timestamp } from "../../../src/domain/Time.js"
 import { DuplicateAdmission, Fenced, RunSealed } from "../../../src/errors/StoreError.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { assert } from "../../support/Assert.js"
-import { asFreshTenant, type Backend, freshTenant } from "../../support/Backend.js"
+import { asFreshTenant, freshTenant } from "../../support/Backend.js"
 import { assertError } from "../../support/Errors.js"
 import { admitted, concluded, leased, note, one, type Tester, written } from "./Fixtures.js"
 
 const FAR = Timestamp.make(4_000_000_000)
 
-export const indexes = (test: Tester, backend: Backend) => {
+export const indexes = (test: Tester) => {
   describe("seal", () => {
     test("returns the chain head; an unwritten run seals at ZERO", () =>
       asFreshTenant(
@@ -276,13 +276,6 @@ export const indexes = (test: Tester, backend: Backend) => {
           )
         }),
       ))
-  })
-
-  describe("isShared", () => {
-    test("true where several instances share the database", () =>
-      Effect.gen(function* () {
-        assert.strictEqual((yield* JournalStore).isShared, backend.capabilities.concurrentWriters)
-      }))
   })
 
   describe("tenancy", () => {
