@@ -15,7 +15,7 @@ import type { Timestamp } from "../domain/Time.js"
 import type { PolicyDenied } from "../errors/PolicyError.js"
 import type { CaseConflict, NotFound, ObligationsOutstanding } from "../errors/StoreError.js"
 import type { Call, EffectKind } from "./EffectKind.js"
-import type * as Waits from "./Wait.js"
+import type * as Waits from "./WaitSpec.js"
 
 /** The answers of `cx.all`, position for position. */
 export type Answers<T extends ReadonlyArray<Call<unknown, unknown, unknown>>> = {

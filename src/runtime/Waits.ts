@@ -27,7 +27,7 @@ import * as Observability from "./Observability.js"
 
 type Exec = Execution.Execution
 
-import type { AwaitSpec, Fired, Received } from "./Wait.js"
+import type { AwaitSpec, Fired, Received } from "./WaitSpec.js"
 
 export type { AwaitSpec, Fired, Received }
 

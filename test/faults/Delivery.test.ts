@@ -18,8 +18,7 @@ import { InboundEvent, Subscription } from "../../src/domain/Event.js"
 import { generateRunId, StepId } from "../../src/domain/Ids.js"
 import { Tenant } from "../../src/domain/Tenant.js"
 import * as Time from "../../src/domain/Time.js"
-import * as Delivery from "../../src/runtime/Delivery.js"
-import { EventStore } from "../../src/services/EventStore.js"
+import { Acceptance, EventStore } from "../../src/services/EventStore.js"
 import { assert } from "../support/Assert.js"
 import * as Backend from "../support/Backend.js"
 import * as Faults from "../support/Faults.js"
@@ -46,9 +45,8 @@ const event = new InboundEvent({
   payload: { amount: 40 },
 })
 
-/** `POST /events`' delivery, as the server wires it. */
-const deliver = (e: InboundEvent) =>
-  Effect.flatMap(Delivery.Delivery, (d) => d.deliver(e, at(2_000))).pipe(Effect.provide(Delivery.layer))
+/** `POST /events`' delivery at the store: `accept`, which the runtime's Deliveries calls, buffers and matches in one transaction. */
+const deliver = (e: InboundEvent) => Effect.flatMap(EventStore, (store) => store.accept(e, at(2_000)))
 
 /** What a delivery leaves: who still waits, and who can claim the event. */
 const observe = (sub: Subscription) =>
@@ -105,7 +103,7 @@ describe("faults: delivery", () => {
           assert.isTrue(Exit.isFailure(failed), "the aborted delivery must fail")
           assert.deepStrictEqual(yield* observe(sub), before, "the failed delivery left the event behind")
           const retried = yield* deliver(event)
-          assert.deepStrictEqual(retried, Delivery.Outcome.Matched({ subscription: sub }))
+          assert.deepStrictEqual(retried, Acceptance.Matched({ subscription: sub }))
           // Elected, the wait stays listed until the engine unsubscribes it (issue 16).
           assert.deepStrictEqual(yield* store.waiting(10), [sub])
         }),
