@@ -13,10 +13,9 @@
  * Records are kept as the canonical bytes they were written with and decoded afresh on every
  * read, so a caller never holds a reference into the store.
  */
-import { Cause, type Clock, Effect, Either, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
 import * as Digest from "../../domain/Digest.js"
-import type { EffectKey } from "../../domain/EffectKey.js"
-import { type CaseId, Epoch, type RunId, Seq } from "../../domain/Ids.js"
+import { type RunId, Seq } from "../../domain/Ids.js"
 import * as Journal from "../../domain/Journal.js"
 import { LogLeaf } from "../../domain/LogLeaf.js"
 import type { Tenant, TenantId } from "../../domain/Tenant.js"
@@ -33,55 +32,26 @@ import {
   LeaseNotHeld,
   RecordRefused,
   RecordTooLarge,
-  RunSealed,
+  type RunSealed,
 } from "../../errors/StoreError.js"
 import { type Alongside, type AppendOptions, JournalStore } from "../../services/JournalStore.js"
 import * as Halts from "./internal/Halts.js"
+import {
+  headOf,
+  mustHold,
+  nowSecs,
+  type Row,
+  restore,
+  snapshot,
+  type Tables,
+  toLease,
+  toRecord,
+  wholeTtl,
+} from "./internal/JournalTables.js"
 import { clampLimit, compareText, perTenantEither } from "./internal/Memory.js"
 import * as Sequenced from "./internal/Sequenced.js"
 
-/** One stored record: its position, what the indexes need, and the bytes it was hashed over. */
-interface Row {
-  readonly seq: number
-  readonly kind: Journal.KindTag
-  readonly effectKey: Option.Option<EffectKey>
-  readonly case: Option.Option<CaseId>
-  readonly prevHash: Digest.Digest
-  readonly hash: Digest.Digest
-  readonly raw: Uint8Array
-  /** Kept only by a verbatim import; `append` writes unsigned records. */
-  readonly attestation?: Option.Option<Journal.Attestation>
-}
-
-interface LeaseRow {
-  /** `""` once released: the row keeps its epoch, so the next acquire goes higher. */
-  readonly owner: string
-  readonly epoch: number
-  readonly expiresAt: number
-}
-
-/** A run's seal; its log position is its leaf's place in the tenant's log (`Sequenced`). */
-interface Seal {
-  readonly outcome: Journal.RunOutcome
-  readonly chainHead: Digest.Digest
-  readonly logPosition: number
-  readonly sealedAt: number
-}
-
 type AppendError = RunSealed | Fenced | RecordTooLarge | DuplicateEffect | DuplicateAdmission | Corrupt
-
-interface Tables {
-  /** Each run's chain, in seq order from 1. */
-  readonly journal: Map<RunId, Array<Row>>
-  readonly leases: Map<RunId, LeaseRow>
-  readonly seals: Map<RunId, Seal>
-  /** The latest conclusion of each run; the ordinal rises with every conclusion. */
-  readonly outcomes: Map<RunId, { readonly outcome: Journal.RunOutcome; readonly ordinal: number }>
-  /** By idempotency key. */
-  readonly admissions: Map<string, { readonly run: RunId; readonly admittedAt: number }>
-  readonly activity: Map<RunId, { readonly updatedAt: number; readonly case: Option.Option<CaseId> }>
-  readonly cancels: Map<RunId, { readonly actor: string; readonly reason: string; readonly requestedAt: number }>
-}
 
 /** `halts`: the emergency stops an opening append checks, shared with the quota store of the same build (`MemoryBackend`). */
 /** `sequenced`: the tenants' sealed leaves, shared with the log store of the same build (`MemoryBackend`). */
@@ -614,96 +584,3 @@ const store = (halts: Halts.Halts, sequenced: Sequenced.Sequenced): typeof Journ
 
 /** A JournalStore in process memory, empty each time the layer is built. */
 export const layer: Layer.Layer<JournalStore> = Layer.effect(JournalStore, make())
-
-// internal
-
-/** What a write of `batch` to `run` can change, to put back if a write alongside it fails. */
-interface Snapshot {
-  readonly journal: Array<Row> | undefined
-  readonly lease: LeaseRow | undefined
-  readonly seal: Seal | undefined
-  readonly outcome: { readonly outcome: Journal.RunOutcome; readonly ordinal: number } | undefined
-  readonly activity: { readonly updatedAt: number; readonly case: Option.Option<CaseId> } | undefined
-  readonly admissions: ReadonlyArray<
-    readonly [string, { readonly run: RunId; readonly admittedAt: number } | undefined]
-  >
-}
-
-// Rows are replaced, never mutated (an append sets a new chain array), so keeping references is a snapshot.
-const snapshot = (t: Tables, run: RunId, batch: ReadonlyArray<Journal.Append>): Snapshot => ({
-  journal: t.journal.get(run),
-  lease: t.leases.get(run),
-  seal: t.seals.get(run),
-  outcome: t.outcomes.get(run),
-  activity: t.activity.get(run),
-  admissions: batch.flatMap((a) =>
-    a.kind.kind === "RunAdmitted" && a.kind.idempotency_key !== undefined
-      ? [[a.kind.idempotency_key, t.admissions.get(a.kind.idempotency_key)] as const]
-      : [],
-  ),
-})
-
-const restore = (t: Tables, run: RunId, s: Snapshot): void => {
-  const put = <K, V>(m: Map<K, V>, k: K, v: V | undefined) => (v === undefined ? m.delete(k) : m.set(k, v))
-  put(t.journal, run, s.journal)
-  put(t.leases, run, s.lease)
-  put(t.seals, run, s.seal)
-  put(t.outcomes, run, s.outcome)
-  put(t.activity, run, s.activity)
-  for (const [key, held] of s.admissions) put(t.admissions, key, held)
-}
-
-const nowSecs = (clock: Clock.Clock): number => Math.floor(clock.unsafeCurrentTimeMillis() / 1000)
-
-// TTLs are whole seconds >= 1; a fractional or smaller one is taken as the nearest whole second >= 1.
-const wholeTtl = (ttl: number): number => (Number.isFinite(ttl) ? Math.max(1, Math.floor(ttl)) : 1)
-
-/**
- * What append and seal both require: the run is not sealed (whatever the epoch), and `epoch` is
- * its current lease epoch. Only a newer acquire fences a writer: neither the lapse of its TTL
- * nor its own release does.
- */
-const mustHold = (tables: Tables, run: RunId, epoch: number): RunSealed | Fenced | undefined => {
-  const sealed = tables.seals.get(run)
-  if (sealed !== undefined) return new RunSealed({ run, outcome: sealed.outcome })
-  const current = tables.leases.get(run)?.epoch ?? 0
-  if (current !== epoch) return new Fenced({ run, held: epoch, current })
-  return undefined
-}
-
-const headOf = (chain: ReadonlyArray<Row>): Journal.Head => {
-  const last = chain[chain.length - 1]
-  return last === undefined ? { seq: 0, hash: Digest.ZERO } : { seq: last.seq, hash: last.hash }
-}
-
-const toLease = (run: RunId, lease: LeaseRow): Journal.Lease =>
-  new Journal.Lease({
-    run,
-    owner: lease.owner,
-    epoch: Epoch.make(lease.epoch),
-    expiresAt: Timestamp.make(lease.expiresAt),
-  })
-
-/** A stored row → a fresh record, decoded from the bytes it was hashed over, exactly as `read` returns it. */
-const toRecord = (run: RunId, row: Row): Either.Either<Journal.Record, Corrupt> => {
-  const body = Journal.parseBody(row.raw)
-  if (Either.isLeft(body)) return Either.left(new Corrupt({ detail: `journal: ${body.left}`, seq: row.seq }))
-  if (body.right.run !== run || body.right.seq !== row.seq) {
-    return Either.left(new Corrupt({ detail: "journal: body names another run or seq", seq: row.seq }))
-  }
-  // Every field is decoded already (the body by `parseBody`, the digests when the row was
-  // written), so the class's own validation would decode the record a second time: a third of a
-  // wake-up's CPU on this backend. The SQL stores skip it for the same reason.
-  return Either.right(
-    new Journal.Record(
-      {
-        ...body.right,
-        prevHash: row.prevHash,
-        hash: row.hash,
-        attestation: row.attestation ?? Option.none(),
-        raw: Buffer.from(row.raw),
-      },
-      true,
-    ),
-  )
-}
