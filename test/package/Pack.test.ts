@@ -157,7 +157,6 @@ describe("the packed package", () => {
       "BlobStoreFs",
       "BlobStoreSql",
       "CaseStore",
-      "Delivery",
       "Drill",
       "EraseCase",
       "eraseCase",
