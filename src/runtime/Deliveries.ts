@@ -1,7 +1,7 @@
 /**
  * Deliveries (§7.7, §7.9): an event to whichever run waits for it, to one named run, the
  * redelivery of events already claimed for waiting runs, and a task's decision, which is an event
- * of its own. Each hands a matched run to the engine's wake-up (`wake`, then `inBackground`), so
+ * of its own. Each hands a matched run to the engine's wake-up (`Wake.wake`, then `inBackground`), so
  * the caller is answered once the run's resume is under way, not when it ends.
  */
 import { Effect, Either, Option } from "effect"
@@ -12,24 +12,19 @@ import * as TaskM from "../domain/Task.js"
 import type * as TaskId from "../domain/TaskId.js"
 import { NotPending } from "../errors/ClaimError.js"
 import { PlanContract } from "../errors/RuntimeError.js"
-import type { EventStore } from "../services/EventStore.js"
-import type { JournalStore } from "../services/JournalStore.js"
-import type { TaskStore } from "../services/TaskStore.js"
+import { type EngineState, nowSecs } from "./engine/EngineState.js"
+import * as Wake from "./engine/Wake.js"
 import { Delivered } from "./RunResult.js"
-import type { Wake, Woke } from "./Wakeup.js"
+import type { Woke } from "./Wakeup.js"
 import * as Worklist from "./Worklist.js"
 
-/** What deliveries need of the engine: its stores, its clock, and its two halves of a wake-up. */
-export interface Engine<E> {
-  readonly journal: JournalStore["Type"]
-  readonly events: EventStore["Type"]
-  readonly tasks: TaskStore["Type"]
-  readonly nowSecs: Effect.Effect<number>
-  readonly wake: Wake<E>["wake"]
-  readonly inBackground: Wake<E>["inBackground"]
-}
+type DropFirst<T extends ReadonlyArray<unknown>> = T extends readonly [unknown, ...infer R] ? R : never
 
-export const make = <E>({ journal, events, tasks, nowSecs, wake, inBackground }: Engine<E>) => {
+/** The deliveries of one engine: each matched run is woken through the engine's own wake-up flow. */
+export const make = (state: EngineState) => {
+  const { journal, events, tasks } = state
+  const wake = (...args: DropFirst<Parameters<typeof Wake.wake>>) => Wake.wake(state, ...args)
+  const inBackground = (woke: Extract<Woke, { readonly _tag: "Resumed" }>) => Wake.inBackground(state, woke)
   const deliver = (event: InboundEvent) =>
     Effect.gen(function* () {
       const now = yield* nowSecs

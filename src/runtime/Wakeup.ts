@@ -1,6 +1,6 @@
 /**
- * The shapes of a wake-up (§7.9 resumeSubscription, §7.10 timers), which the engine's two halves
- * of it (`wake`, `inBackground`) and the deliveries that call them share, and the answer a wake-up
+ * The shapes of a wake-up (§7.9 resumeSubscription, §7.10 timers), which the engine's wake-up
+ * flow (`engine/Wake.ts`), the timer pass and the deliveries share, and the answer a wake-up
  * stages for the woken run.
  */
 import { type Effect, Option } from "effect"
@@ -12,19 +12,6 @@ import type { Json } from "../domain/Json.js"
 import type { Tenant, TenantId } from "../domain/Tenant.js"
 import type { Backend } from "../errors/StoreError.js"
 import * as Waits from "./Waits.js"
-
-/** The engine's wake-up: `wake` takes a waiting run's lease and stages its answer; `inBackground` runs the resume it returned. */
-export interface Wake<E = unknown> {
-  readonly wake: (
-    run: RunId,
-    effect: EffectKey.EffectKey,
-    output: Json,
-    source: string,
-    release: Effect.Effect<void, Backend, Tenant>,
-    settled?: (durable: boolean) => void,
-  ) => Effect.Effect<Woke, E, Tenant>
-  readonly inBackground: (woke: Extract<Woke, { readonly _tag: "Resumed" }>) => Effect.Effect<unknown, never, Tenant>
-}
 
 /** A resume started by a wake-up: whether its answer is staged, the durable head before it, and what retires the wait in the commit that makes the answer durable. */
 export interface Woken {
