@@ -19,6 +19,7 @@ import { RunId } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import * as LogKey from "../domain/LogKey.js"
 import * as LogLeaf from "../domain/LogLeaf.js"
+import { EMPTY_ROOT } from "../domain/Merkle.js"
 import * as MerkleNodes from "../domain/MerkleNodes.js"
 import { TenantId } from "../domain/Tenant.js"
 import { Timestamp } from "../domain/Time.js"
@@ -105,6 +106,11 @@ export const make = Effect.gen(function* () {
     INSERT INTO log_checkpoint (tenant, size, root, note, signed_at) VALUES (${0}, ${1}, ${2}, ${3}, ${4})
     RETURNING size`
 
+  // Idempotent: two instances signing the empty tree at once keep the first note.
+  const insertEmptyCheckpoint = dialect.command({ named: true })`
+    INSERT INTO log_checkpoint (tenant, size, root, note, signed_at) VALUES (${0}, 0, ${1}, ${2}, ${3})
+    ON CONFLICT (tenant, size) DO NOTHING RETURNING size`
+
   const checkpointRow = dialect.query(CheckpointRow, "log_checkpoint", { named: true })`
     SELECT size, root, note, signed_at FROM log_checkpoint WHERE tenant = ${0} AND size = ${1}`
 
@@ -139,7 +145,17 @@ export const make = Effect.gen(function* () {
         if (row.log_position !== size + leaves.length) break
         leaves.push(yield* toLeaf(row))
       }
-      if (leaves.length === 0) return { leaves: 0, size }
+      if (leaves.length === 0) {
+        // The empty tree is signed at the first integration call, even one with no leaves (the
+        // key lives with the integrator, not the reader): `serve --log-key` calls it for every
+        // tenant at start, so `GET /log/checkpoint` has a size-0 checkpoint (RFC 9162, C2SP
+        // tlog-checkpoint; root SHA-256 of "") for an auditor to keep from the first tick.
+        if (size === 0 && Option.isNone(yield* checkpointOf(tenant, 0))) {
+          const note = yield* LogKey.sign(key, TenantId.make(tenant), 0, EMPTY_ROOT)
+          yield* insertEmptyCheckpoint(tenant, digestParam(EMPTY_ROOT), note, now)
+        }
+        return { leaves: 0, size }
+      }
       const edge = MerkleNodes.rootPlan(size).nodes
       const lookup = yield* nodesOf(tenant, edge)
       const done = MerkleNodes.integrate(
@@ -173,11 +189,7 @@ export const make = Effect.gen(function* () {
 
   return LogStore.of({
     integrate,
-    checkpoint: Sql.verb((tenant) =>
-      Effect.flatMap(treeSize(tenant), (size) =>
-        size === 0 ? Effect.succeed(Option.none()) : checkpointOf(tenant, size),
-      ),
-    ),
+    checkpoint: Sql.verb((tenant) => Effect.flatMap(treeSize(tenant), (size) => checkpointOf(tenant, size))),
     checkpointAt: Sql.verb((tenant, size: number) =>
       Number.isSafeInteger(size) && size >= 0 ? checkpointOf(tenant, size) : Effect.succeed(Option.none()),
     ),

@@ -58,7 +58,7 @@ export class LogStore extends Context.Tag("agentplane/LogStore")<
   {
     /** Hashes up to `max` sealed leaves from the integrated size on into the tree, and stores their subtrees, the new size and `key`'s checkpoint of it (signed at `now`) in one commit, only if the integrated size is still the one read: two instances integrate each leaf once, and a failure at any point stores nothing. */
     readonly integrate: (key: LogKey, now: Timestamp, max: number) => Read<Integration, NoteError | CheckpointMalformed>
-    /** The latest checkpoint, or none before the first integration. */
+    /** The latest checkpoint, or none before the first integration call (which signs the empty tree at size 0 even with no leaves). */
     readonly checkpoint: () => Read<Option.Option<StoredCheckpoint>>
     /** The checkpoint signed when the log reached `size`, or none if no integration ended there. */
     readonly checkpointAt: (size: number) => Read<Option.Option<StoredCheckpoint>>

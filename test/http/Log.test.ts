@@ -9,6 +9,7 @@ import { Effect, Either } from "effect"
 import * as Checkpoint from "../../src/domain/Checkpoint.js"
 import { Digest } from "../../src/domain/Digest.js"
 import { generateRunId } from "../../src/domain/Ids.js"
+import * as Merkle from "../../src/domain/Merkle.js"
 import * as MerkleProof from "../../src/domain/MerkleProof.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
 import { LogStore } from "../../src/services/LogStore.js"
@@ -28,6 +29,12 @@ for (const backend of Http.backends()) {
             const { key, verifier } = deploymentKey()
             const none = yield* f.raw("GET", "/log/checkpoint", { as: "rita" })
             assert.deepStrictEqual([none.status, (none.json as Json)._tag], [404, "NotFound"])
+            // The first integration call, with nothing sealed, signs the empty tree: 200 at size 0.
+            yield* f.inTenant(Effect.flatMap(LogStore, (log) => log.integrate(key, NOW, 10)))
+            const empty = yield* f.raw("GET", "/log/checkpoint", { as: "rita" })
+            assert.strictEqual(empty.status, 200)
+            const zero = Either.getOrThrow(Checkpoint.open((empty.json as Json).note, [verifier]))
+            assert.deepStrictEqual([zero.size, zero.root], [0, Merkle.EMPTY_ROOT])
             const runs = yield* f.inTenant(
               Effect.gen(function* () {
                 const store = yield* JournalStore

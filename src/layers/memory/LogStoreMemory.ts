@@ -8,6 +8,7 @@ import { Effect, Either, Option } from "effect"
 import type { Digest } from "../../domain/Digest.js"
 import * as LogKey from "../../domain/LogKey.js"
 import * as LogLeaf from "../../domain/LogLeaf.js"
+import { EMPTY_ROOT } from "../../domain/Merkle.js"
 import * as MerkleNodes from "../../domain/MerkleNodes.js"
 import { RunNotLogged } from "../../errors/LogError.js"
 import type { LogStore, StoredCheckpoint } from "../../services/LogStore.js"
@@ -37,7 +38,16 @@ export const make = (sequenced: Sequenced.Sequenced = Sequenced.make()): Effect.
       integrate: (key, now, max) =>
         tenants((s, tenant) => {
           const leaves = sequenced.from(tenant, s.size, clampLimit(max))
-          if (leaves.length === 0) return Either.right({ leaves: 0, size: s.size })
+          if (leaves.length === 0) {
+            // The empty tree is signed at the first integration call, as `LogStoreSql` does (the
+            // key lives with the integrator): a log with no leaves has a size-0 checkpoint.
+            if (s.size === 0 && !s.checkpoints.has(0)) {
+              const empty = LogKey.sign(key, tenant, 0, EMPTY_ROOT)
+              if (Either.isLeft(empty)) return Either.left(empty.left)
+              s.checkpoints.set(0, { size: 0, root: EMPTY_ROOT, note: empty.right, signedAt: now })
+            }
+            return Either.right({ leaves: 0, size: s.size })
+          }
           const lookup = lookupIn(s)
           const edge = MerkleNodes.rootPlan(s.size).nodes.map((n) => lookup(n.level, n.index))
           const done = MerkleNodes.integrate(s.size, edge, leaves.map(LogLeaf.hash))

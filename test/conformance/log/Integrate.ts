@@ -8,6 +8,7 @@ import * as Checkpoint from "../../../src/domain/Checkpoint.js"
 import * as LogLeaf from "../../../src/domain/LogLeaf.js"
 import * as Merkle from "../../../src/domain/Merkle.js"
 import { Tenant } from "../../../src/domain/Tenant.js"
+import { Timestamp } from "../../../src/domain/Time.js"
 import { JournalStore } from "../../../src/services/JournalStore.js"
 import { LogStore } from "../../../src/services/LogStore.js"
 import { assert } from "../../support/Assert.js"
@@ -17,14 +18,26 @@ import { assertConsistent, assertIncluded, deploymentKey, NOW, opened, sealed } 
 
 export const integrate = (test: Tester) => {
   describe("integrate", () => {
-    test("an empty log integrates nothing and has no checkpoint", () =>
+    test("an empty log has no checkpoint until an integration call signs the empty tree at size 0, once", () =>
       asFreshTenant(
         Effect.gen(function* () {
           const log = yield* LogStore
-          const { key } = deploymentKey()
-          assert.deepStrictEqual(yield* log.integrate(key, NOW, 100), { leaves: 0, size: 0 })
+          const { key, verifier } = deploymentKey()
           assert.deepStrictEqual(yield* log.checkpoint(), Option.none())
-          assert.deepStrictEqual(yield* log.checkpointAt(0), Option.none())
+          assert.deepStrictEqual(yield* log.integrate(key, NOW, 100), { leaves: 0, size: 0 })
+          const cp = Option.getOrThrow(yield* log.checkpoint())
+          // RFC 9162: the empty tree's root is SHA-256 of the empty string.
+          assert.deepStrictEqual([cp.size, cp.root, cp.signedAt], [0, Merkle.EMPTY_ROOT, NOW])
+          yield* opened(cp, verifier)
+          assert.deepStrictEqual(Option.getOrThrow(yield* log.checkpointAt(0)), cp)
+          // A later empty call keeps the first note rather than signing again.
+          assert.deepStrictEqual(yield* log.integrate(key, Timestamp.make(NOW + 1), 100), { leaves: 0, size: 0 })
+          assert.deepStrictEqual(Option.getOrThrow(yield* log.checkpoint()), cp)
+          const store = yield* JournalStore
+          yield* sealed(store, 0)
+          assert.deepStrictEqual(yield* log.integrate(key, NOW, 100), { leaves: 1, size: 1 })
+          assert.strictEqual(Option.getOrThrow(yield* log.checkpoint()).size, 1)
+          assert.deepStrictEqual(Option.getOrThrow(yield* log.checkpointAt(0)), cp)
         }),
       ))
 
