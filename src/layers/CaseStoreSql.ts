@@ -7,11 +7,11 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Either, Layer, Option, Schema } from "effect"
-import { Case, CaseCensus, CaseStatus, Correlation } from "../domain/Case.js"
+import { Case, CaseCensus, Correlation } from "../domain/Case.js"
 import * as CorrelationKey from "../domain/CorrelationKey.js"
-import { Deadline, DeadlineState } from "../domain/Deadline.js"
+import type { Deadline } from "../domain/Deadline.js"
 import type { Digest } from "../domain/Digest.js"
-import { CaseId, CaseVersion, generateCaseId, RunId } from "../domain/Ids.js"
+import { CaseId, CaseVersion, generateCaseId, type RunId } from "../domain/Ids.js"
 import * as Json from "../domain/Json.js"
 import { Tenant } from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
@@ -24,7 +24,19 @@ import {
   ObligationsOutstanding,
 } from "../errors/StoreError.js"
 import { CaseStore } from "../services/CaseStore.js"
-import { Count, DigestBytes, decodeRows, digestParam, Int8, JsonText } from "./internal/Columns.js"
+import {
+  BlobRow,
+  CaseRow,
+  CensusRow,
+  CountRow,
+  DeadlineRow,
+  NextRow,
+  RunRow,
+  SeqRow,
+  toDeadline,
+  VersionRow,
+} from "./internal/CaseRows.js"
+import { decodeRows, digestParam } from "./internal/Columns.js"
 import * as Dialect from "./internal/Dialect.js"
 import * as Sql from "./internal/Sql.js"
 
@@ -560,44 +572,6 @@ const keyMatch = (n: number): ReadonlyArray<string | number> => {
   const each = Array.from({ length: n }, (_, i) => ["(namespace = ", 1 + 2 * i, " AND value = ", 2 + 2 * i, ")"])
   return n === 1 ? (each[0] ?? []) : ["(", ...each.flatMap((e, i) => (i === 0 ? e : [" OR ", ...e])), ")"]
 }
-
-const RunRow = Schema.Struct({ case_id: CaseId, run_id: RunId })
-const NextRow = Schema.Struct({ runs_next: Int8 })
-const SeqRow = Schema.Struct({ seq: Int8 })
-const CaseRow = Schema.Struct({
-  case_id: CaseId,
-  kind: Schema.String,
-  status: CaseStatus,
-  state: JsonText,
-  version: Schema.compose(Int8, CaseVersion),
-  opened_at: Schema.compose(Int8, Time.Timestamp),
-})
-const DeadlineRow = Schema.Struct({
-  case_id: CaseId,
-  name: Schema.String,
-  resolved_at: Schema.compose(Int8, Time.Timestamp),
-  calendar_digest: DigestBytes,
-  warn_at: Schema.NullOr(Schema.compose(Int8, Time.Timestamp)),
-  state: DeadlineState,
-})
-const BlobRow = Schema.Struct({ digest: DigestBytes })
-const VersionRow = Schema.Struct({ version: Schema.compose(Int8, CaseVersion) })
-const CountRow = Schema.Struct({ n: Count })
-const CensusRow = Schema.Struct({
-  open: Count,
-  oldest: Schema.OptionFromNullOr(Schema.compose(Int8, Time.Timestamp)),
-  due: Count,
-})
-
-const toDeadline = (row: typeof DeadlineRow.Type): Deadline =>
-  new Deadline({
-    case: row.case_id,
-    name: row.name,
-    resolvedAt: row.resolved_at,
-    calendarDigest: row.calendar_digest,
-    warnAt: Option.fromNullable(row.warn_at),
-    state: row.state,
-  })
 
 /** JSON text for a state; a value with no JSON form (NaN, undefined) is a caller's bug, not data to store. */
 const encodeJson = (value: Json.Json) =>

@@ -5,28 +5,39 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as CorrelationKey from "../domain/CorrelationKey.js"
-import { EffectKey } from "../domain/EffectKey.js"
+import type { EffectKey } from "../domain/EffectKey.js"
 import {
   BufferedEvent,
   DeadLetter,
   dedupKey,
   dedupKeyOf,
-  InboundEvent,
-  Subscription,
+  type InboundEvent,
+  type Subscription,
   TargetedDelivery,
   UNCLAIMED,
 } from "../domain/Event.js"
-import { CaseId, RunId, StepId } from "../domain/Ids.js"
-import * as Json from "../domain/Json.js"
-import { Phase } from "../domain/Phase.js"
+import type { RunId } from "../domain/Ids.js"
 import { Tenant } from "../domain/Tenant.js"
-import * as Time from "../domain/Time.js"
+import type * as Time from "../domain/Time.js"
 import { Backend, type Corrupt } from "../errors/StoreError.js"
 import { Acceptance, EventStore } from "../services/EventStore.js"
-import { decodeRows, Int8, JsonText } from "./internal/Columns.js"
+import { decodeRows } from "./internal/Columns.js"
 import * as Dialect from "./internal/Dialect.js"
+import {
+  ClaimRow,
+  DeadRow,
+  EventKeyRow,
+  EventRow,
+  encodeJson,
+  keyOf,
+  SubscriptionRow,
+  toEvent,
+  toSubscription,
+  WaitAgeRow,
+  WaitIdRow,
+} from "./internal/EventRows.js"
 import * as Sql from "./internal/Sql.js"
 
 /** The columns of a wait's row, in `SubscriptionRow`'s order. */
@@ -572,86 +583,3 @@ export const make = Effect.gen(function* () {
 
 /** EventStore on whichever `SqlClient` is provided: `@effect/sql-pg` or `@effect/sql-sqlite-node`. */
 export const layer: Layer.Layer<EventStore, never, SqlClient.SqlClient> = Layer.effect(EventStore, make)
-
-// internal
-
-const Instant = Schema.compose(Int8, Time.Timestamp)
-
-// The row schemas check each field against the schema the domain class holds for it, so the
-// records below are built from decoded rows without the classes validating them a second time
-// (that pass cost as much as the rest of the mapping).
-const Namespace = CorrelationKey.CorrelationKey.fields.namespace
-const KeyValue = CorrelationKey.CorrelationKey.fields.value
-
-const EventKeyRow = Schema.Struct({ event_id: Schema.String, namespace: Namespace, value: KeyValue })
-const EventRow = Schema.Struct({
-  event_id: Schema.String,
-  source: InboundEvent.fields.source,
-  bare_id: InboundEvent.fields.id,
-  kind: InboundEvent.fields.kind,
-  payload: JsonText,
-  received_at: Instant,
-})
-const DeadRow = Schema.Struct({ ...EventRow.fields, dead_reason: Schema.NullOr(Schema.String) })
-const ClaimRow = Schema.Struct({ claimed_by: Schema.NullOr(Schema.String) })
-const WaitIdRow = Schema.Struct({ run_id: RunId, effect_key: EffectKey })
-const WaitAgeRow = Schema.Struct({ run_id: RunId, effect_key: EffectKey, first: Instant })
-const SubscriptionRow = Schema.Struct({
-  run_id: RunId,
-  effect_key: EffectKey,
-  case_id: Schema.NullOr(CaseId),
-  step: Schema.compose(Int8, StepId),
-  phase: Phase,
-  event_kind: Subscription.fields.kind,
-  namespace: Namespace,
-  value: KeyValue,
-  created_at: Instant,
-  elected_event: Schema.NullOr(Schema.String),
-})
-
-/** A key from a decoded row (see above); how many keys a record holds is what its writer was allowed. */
-const keyOf = (row: { readonly namespace: string; readonly value: string }) =>
-  new CorrelationKey.CorrelationKey({ namespace: row.namespace, value: row.value }, true)
-
-const toEvent = (row: typeof EventRow.Type, correlation: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
-  new InboundEvent({ source: row.source, id: row.bare_id, kind: row.kind, correlation, payload: row.payload }, true)
-
-/**
- * One wait from its rows. The earliest-registered row describes it (a later `subscribe` of the
- * same (run, effect) only adds keys); the keys come ordered by (namespace, value) by code point.
- */
-const toSubscription = (
-  first: typeof SubscriptionRow.Type,
-  group: ReadonlyArray<typeof SubscriptionRow.Type>,
-): Subscription => {
-  if (group.length === 1) return subscriptionOf(first, [keyOf(first)])
-  const keyed = group.map((row) => ({ row, key: keyOf(row) }))
-  // The earliest row describes the wait; a tie on createdAt breaks on the key, so the answer
-  // never depends on the order the database returned the rows in.
-  const earlier = (a: (typeof keyed)[number], b: (typeof keyed)[number]) =>
-    b.row.created_at < a.row.created_at ||
-    (b.row.created_at === a.row.created_at && CorrelationKey.order(b.key, a.key) < 0)
-  const earliest = keyed.reduce((a, b) => (earlier(a, b) ? b : a), { row: first, key: keyOf(first) }).row
-  return subscriptionOf(earliest, keyed.map((k) => k.key).sort(CorrelationKey.order))
-}
-
-const subscriptionOf = (row: typeof SubscriptionRow.Type, correlation: ReadonlyArray<CorrelationKey.CorrelationKey>) =>
-  new Subscription(
-    {
-      run: row.run_id,
-      case: Option.fromNullable(row.case_id),
-      effect: row.effect_key,
-      step: row.step,
-      phase: row.phase,
-      kind: row.event_kind,
-      correlation,
-    },
-    true,
-  )
-
-/** JSON text for a payload; a value with no JSON form (NaN, undefined) is a caller's bug, not data to store. */
-const encodeJson = (value: Json.Json) =>
-  Either.match(Json.stringify(value), {
-    onLeft: (detail) => Effect.dieMessage(`event payload must be JSON: ${detail}`),
-    onRight: Effect.succeed,
-  })
