@@ -3,38 +3,25 @@
  * cancellation and budget checks, parallel groups, the unwind in reverse completion order, and
  * the conclusion. Live, Resume and Strict share this code; only the writer and the cursor differ.
  */
-import { Cause, Context, Effect, Either, Exit, Fiber, Option, Schema, Tracer } from "effect"
-import type { Calendar } from "../domain/Calendar.js"
-import { Deadline, type DeadlineSpec } from "../domain/Deadline.js"
+import { Cause, Context, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
 import type { StepId } from "../domain/Ids.js"
 import { StepId as StepIdSchema } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
 import type { Phase } from "../domain/Phase.js"
 import * as Run from "../domain/Run.js"
-import type { TaskId } from "../domain/TaskId.js"
-import type { Tenant } from "../domain/Tenant.js"
-import { PolicyDenied } from "../errors/PolicyError.js"
-import { CaseStore } from "../services/CaseStore.js"
-import type { EventStore } from "../services/EventStore.js"
 import { JournalStore } from "../services/JournalStore.js"
-import type { TaskStore } from "../services/TaskStore.js"
-import type { TimerStore } from "../services/TimerStore.js"
 import * as Authorise from "./Authorise.js"
-import * as Builtins from "./Builtins.js"
-import type * as EffectKind from "./EffectKind.js"
 import * as Execution from "./Execution.js"
-import * as Flow from "./Flow.js"
+import * as Metering from "./Metering.js"
 import * as Observability from "./Observability.js"
-import * as Protocol from "./Protocol.js"
 import { isGroup } from "./RunDefinition.js"
 import type * as Step from "./Step.js"
+import * as StepContext from "./StepContext.js"
 import * as StepCtx from "./StepCtx.js"
-import * as Waits from "./Waits.js"
-import * as Worklist from "./Worklist.js"
 import type * as Writer from "./Writer.js"
 
 type Exec = Execution.Execution
-export type Needs = CaseStore | JournalStore | EventStore | TimerStore | TaskStore | Tenant | Calendar
+export type Needs = StepContext.Needs
 
 /** What an execution came to, before the caller turns stops into errors. */
 export interface Verdict {
@@ -174,7 +161,7 @@ const runStep = (
           return { _tag: "Cancelled", actor, reason } as const
         }
       }
-      const refused = yield* inFiber(exec, Protocol.checkBudget(exec, where, "step"))
+      const refused = yield* inFiber(exec, Metering.checkBudget(exec, where, "step"))
       if (refused !== undefined) return refused
     }
     exec.usage.steps += 1
@@ -225,7 +212,7 @@ const fiberExit = <A, E, R>(
     // The captured context carries the driver's current span; left in, it would re-parent every
     // span opened inside the step (its acts') to the run, so it is dropped before providing.
     const services = Context.omit(Tracer.ParentSpan)(yield* Effect.context<Needs>()) as Context.Context<Needs>
-    const cx = makeContext(exec, where, services)
+    const cx = StepContext.make(exec, where, services)
     const provided = body.pipe(
       Effect.withSpan("agentplane.step", {
         attributes: { step: where.step, phase: where.phase },
@@ -252,167 +239,6 @@ const failureMessage = (cause: Cause.Cause<unknown>): string => {
   const defect = Cause.dieOption(cause)
   if (Option.isSome(defect)) return defect.value instanceof Error ? defect.value.message : String(defect.value)
   return Cause.pretty(cause)
-}
-
-/** The step context of one step (or compensation): ordinals count from 0 in the order of the body's calls. */
-const makeContext = (exec: Exec, where: Execution.At, services: Context.Context<Needs>): StepCtx.Service => {
-  let ordinal = 0
-  const next = () => ordinal++
-  const flow = Authorise.flowOf(exec, where)
-  // What an answer or rejection hands the body is received with its kind's label (§7.12).
-  const received = <A, E, R>(kind: string, args: unknown, effect: Effect.Effect<A, E, R>) => {
-    const { label, provenance } = Flow.answerOf(kind, args)
-    return effect.pipe(
-      Effect.tapBoth({
-        onSuccess: (a) => Effect.sync(() => flow.receive(a, provenance, label)),
-        onFailure: (e) =>
-          Effect.sync(() => {
-            if (!(e instanceof PolicyDenied)) flow.receive(e, provenance, label)
-          }),
-      }),
-    )
-  }
-  const perform = <A, I, E, R>(kind: EffectKind.EffectKind<A, I, E, R>, args: I) =>
-    received(
-      kind.kind,
-      args,
-      Effect.suspend(() => Protocol.perform(exec, where, next(), kind, args)),
-    )
-  const builtin = <A, I, E>(kind: EffectKind.EffectKind<A, I, E, Needs>, args: I): Effect.Effect<A, E> =>
-    Effect.provide(
-      received(
-        kind.kind,
-        args,
-        Effect.suspend(() => Protocol.perform(exec, where, next(), kind, args, false, true)),
-      ),
-      services,
-    ) as Effect.Effect<A, E>
-  const needCase = (what: string) =>
-    Option.match(exec.case, {
-      onNone: () =>
-        Execution.halt(exec, Execution.Stop.Contract({ detail: `${what} needs a case, and this run has none` })),
-      onSome: Effect.succeed,
-    })
-  const record = (kind: Journal.Kind) => Effect.sync(() => exec.writer.stage(append(exec, where, kind)))
-  const transition = (name: string, to: "met" | "cancelled") =>
-    Effect.gen(function* () {
-      const id = yield* needCase("a deadline transition")
-      const { from } = yield* builtin(Builtins.transitionDeadline, { case: id, name, to })
-      yield* record({ kind: "DeadlineTransition", name, from, to })
-      return { from }
-    })
-  const now = builtin(Builtins.clockNow, {})
-  // A task is due when the obligation its spec names falls due (§7.7, §7.11); it registers none.
-  const dueOf = (what: string, name: Option.Option<string>) =>
-    Option.match(name, {
-      onNone: () => Effect.succeed(Option.none<number>()),
-      onSome: (n) => Effect.map(Waits.obligationDue(exec, where, services, what, n), Option.some),
-    })
-  const deadline = (name: string, spec: DeadlineSpec, warnBeforeSecs?: number) =>
-    Effect.gen(function* () {
-      const id = yield* needCase("a deadline")
-      const from = yield* now
-      const resolved = yield* builtin(Builtins.resolveDeadline, { case: id, from, spec })
-      const deadline = new Deadline({
-        case: id,
-        name,
-        resolvedAt: resolved.at,
-        calendarDigest: resolved.calendar_digest,
-        warnAt: Option.fromNullable(warnBeforeSecs).pipe(
-          Option.map((w) => Math.max(0, resolved.at - w) as typeof resolved.at),
-        ),
-        state: "pending",
-      })
-      // Resume registers again on purpose: registration keeps the first, so this heals a crash
-      // between the resolve and the write. Strict never writes.
-      if (exec.mode !== "strict") {
-        yield* Effect.flatMap(CaseStore, (cases) => cases.registerDeadline(deadline)).pipe(
-          Effect.provide(services),
-          Effect.catchAll((error) => Execution.halt(exec, Execution.Stop.Store({ error: error as never }))),
-        )
-      }
-      yield* record({
-        kind: "DeadlineRegistered",
-        name,
-        resolved_at: resolved.at,
-        calendar_digest: resolved.calendar_digest,
-      })
-      exec.obligations.push({ name, dueAt: resolved.at })
-      return deadline
-    })
-  return {
-    run: exec.run,
-    step: where.step,
-    phase: where.phase,
-    case: exec.case,
-    perform,
-    all: ((calls: ReadonlyArray<EffectKind.Call<unknown, unknown, unknown>>) =>
-      Effect.suspend(() => {
-        const ordinals = calls.map(() => next())
-        return Effect.tap(Protocol.performAll(exec, where, ordinals, calls), (answers) =>
-          Effect.sync(() =>
-            answers.forEach((answer, i) => {
-              const call = calls[i] as EffectKind.Call<unknown, unknown, unknown>
-              const { label, provenance } = Flow.answerOf(call.kind.kind, call.args)
-              flow.receive(answer, provenance, label)
-            }),
-          ),
-        )
-      })) as StepCtx.Service["all"],
-    now,
-    random: builtin(Builtins.randomNext, {}),
-    caseState: Effect.flatMap(needCase("cx.caseState"), (id) => builtin(Builtins.readState, { case: id })),
-    putCaseState: (expected, state) =>
-      Effect.flatMap(needCase("cx.putCaseState"), (id) =>
-        Effect.map(builtin(Builtins.writeState, { case: id, expected, state }), (r) => r.version),
-      ),
-    setCaseStatus: (status) =>
-      Effect.flatMap(needCase("cx.setCaseStatus"), (id) =>
-        Effect.asVoid(builtin(Builtins.setStatus, { case: id, status })),
-      ),
-    deadline,
-    meetDeadline: (name) => transition(name, "met"),
-    cancelDeadline: (name) => transition(name, "cancelled"),
-    note: (text) => record({ kind: "Note", text }),
-    release: (value, reason) => Effect.suspend(() => Authorise.release(exec, where, next(), value, reason)),
-    awaitEvent: (spec) =>
-      Effect.tap(
-        Effect.suspend(() => Waits.awaitEvent(exec, where, next(), spec, services)),
-        (got) => Effect.sync(() => flow.receive(got.payload, Flow.eventProvenance(spec.kind), "untrusted")),
-      ),
-    sleepUntil: (until) => Effect.suspend(() => Waits.sleepUntil(exec, where, next(), until, services)),
-    sleep: (seconds) =>
-      Effect.flatMap(now, (from) =>
-        Effect.suspend(() => Waits.sleepUntil(exec, where, next(), from + seconds, services)),
-      ),
-    task: (spec) =>
-      Effect.gen(function* () {
-        // The wait's slot comes first, as it always has: the task id derives from it.
-        const slot = next()
-        const createdAt = yield* now
-        const dueAt = yield* dueOf(`task ${spec.kind}`, spec.deadline)
-        const decision = yield* Worklist.task(exec, where, slot, spec, { createdAt, dueAt }, services)
-        flow.receive(decision, Flow.TASK_PROVENANCE, "untrusted")
-        return decision
-      }),
-    openTask: (spec) =>
-      Effect.gen(function* () {
-        const kase = yield* needCase("cx.openTask")
-        const checked = Worklist.checkOpen(spec)
-        if (Either.isLeft(checked))
-          return yield* Execution.halt(exec, Execution.Stop.Contract({ detail: checked.left }))
-        // As in `task`: the effect's slot first, so the id derives from it.
-        const slot = next()
-        const id = Worklist.identity(exec, where, slot, spec)
-        const createdAt = yield* now
-        const dueAt = yield* dueOf(`openTask(${spec.kind})`, spec.deadline)
-        const args = Worklist.openArgs(id, exec.run, kase, spec, { createdAt, dueAt })
-        return yield* Effect.provide(
-          Effect.suspend(() => Protocol.perform(exec, where, slot, Worklist.openKind, args, false, true)),
-          services,
-        ) as Effect.Effect<TaskId>
-      }),
-  }
 }
 
 /**

@@ -11,24 +11,25 @@
  *   with the same provider key), Reconcile asks the probe, RequiresOperator quarantines and never
  *   acts again.
  */
-import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import * as Digest from "../domain/Digest.js"
 import * as EffectKey from "../domain/EffectKey.js"
 import * as Journal from "../domain/Journal.js"
-import { type Json, Json as JsonSchema } from "../domain/Json.js"
+import type { Json } from "../domain/Json.js"
 import * as JsonDiff from "../domain/JsonDiff.js"
 import * as Quota from "../domain/Quota.js"
 import * as Run from "../domain/Run.js"
 import { PolicyDenied } from "../errors/PolicyError.js"
 import { NonDeterminism } from "../errors/RuntimeError.js"
 import * as Approval from "./Approval.js"
+import * as Attempt from "./Attempt.js"
 import * as Authorise from "./Authorise.js"
-import type { Call, EffectKind, Encoded } from "./EffectKind.js"
-import * as EffectKindM from "./EffectKind.js"
+import type * as EffectKindM from "./EffectKind.js"
+import type { Call, EffectKind } from "./EffectKind.js"
 import * as Execution from "./Execution.js"
 import * as History from "./History.js"
+import * as Metering from "./Metering.js"
 import * as Observability from "./Observability.js"
-import type * as Writer from "./Writer.js"
 
 type Exec = Execution.Execution
 
@@ -49,7 +50,7 @@ export const perform = <A, I, E, R>(
   decidedBefore = false,
 ): Effect.Effect<A, E | PolicyDenied, R> =>
   Effect.gen(function* () {
-    const argsJson = yield* encode(exec, kind.args, args, `arguments of ${kind.kind}`)
+    const argsJson = yield* Attempt.encode(exec, kind.args, args, `arguments of ${kind.kind}`)
     const slot = History.slotOf(at.phase, at.step, ordinal)
     const keyOf = (attempt: number) =>
       EffectKey.derive({ step: at.step, phase: at.phase, ordinal, attempt, kind: kind.kind, args: argsJson })
@@ -71,7 +72,7 @@ export const perform = <A, I, E, R>(
     let spared = 0
     for (let attempt = 1; ; attempt++) {
       const key = keyOf(attempt)
-      const step: Step<A> = yield* Option.match(History.attemptAt(exec.history, slot, attempt), {
+      const step: Attempt.Step<A> = yield* Option.match(History.attemptAt(exec.history, slot, attempt), {
         onSome: (journaled) => replayed(exec, at, kind, args, key, attempt, idempotencyKey, journaled),
         onNone: () =>
           live(
@@ -127,7 +128,7 @@ export const performAll = (
     }> = []
     for (const [i, call] of calls.entries()) {
       const ordinal = ordinals[i] as number
-      const argsJson = yield* encode(exec, call.kind.args, call.args, `arguments of ${call.kind.kind}`)
+      const argsJson = yield* Attempt.encode(exec, call.kind.args, call.args, `arguments of ${call.kind.kind}`)
       const key = EffectKey.derive({
         step: at.step,
         phase: at.phase,
@@ -152,7 +153,7 @@ export const performAll = (
         Option.isNone(History.attemptAt(exec.history, History.slotOf(at.phase, at.step, m.ordinal), 1)),
     )
     if (fresh.length > 1) {
-      yield* checkBudget(
+      yield* Metering.checkBudget(
         exec,
         at,
         "effect",
@@ -161,11 +162,11 @@ export const performAll = (
       const announcements: Array<Journal.Append> = []
       for (const m of fresh) {
         announcements.push(started(at, m.call.kind, m.ordinal, m.argsJson, m.key, 1, 0, outbound(exec, at, false)))
-        count(exec, at, m.call.kind)
+        Metering.count(exec, at, m.call.kind)
         batched.add(m.ordinal)
       }
-      yield* write(exec, exec.writer.flush(announcements))
-      for (const m of fresh) yield* crashPoint(exec, "after_announce", m.call.kind.kind, 1)
+      yield* Attempt.write(exec, exec.writer.flush(announcements))
+      for (const m of fresh) yield* Attempt.crashPoint(exec, "after_announce", m.call.kind.kind, 1)
     }
     return yield* Effect.all(
       // Decided above, each member once: `perform` does not ask again.
@@ -236,26 +237,6 @@ const outbound = (exec: Exec, at: Execution.At, own: boolean): string =>
 
 // internal
 
-/** What one attempt came to: an answer, a declared rejection, or a failure that may be retried. */
-type Step<A> =
-  | { readonly _tag: "Answer"; readonly value: A }
-  | { readonly _tag: "Rejected"; readonly error: unknown }
-  | {
-      readonly _tag: "Again"
-      readonly message: string
-      readonly adviceMs: Option.Option<number>
-      /** The attempt never reached the provider (a crash before any outcome, probed did-not-happen). */
-      readonly unspent: boolean
-    }
-
-const answer = <A>(value: A): Step<A> => ({ _tag: "Answer", value })
-const again = (message: string, adviceMs: Option.Option<number> = Option.none(), unspent = false): Step<never> => ({
-  _tag: "Again",
-  message,
-  adviceMs,
-  unspent,
-})
-
 const replayed = <A, I, E, R>(
   exec: Exec,
   at: Execution.At,
@@ -265,7 +246,7 @@ const replayed = <A, I, E, R>(
   attempt: number,
   idempotencyKey: string,
   journaled: History.Attempt,
-): Effect.Effect<Step<A>, never, R> =>
+): Effect.Effect<Attempt.Step<A>, never, R> =>
   Effect.gen(function* () {
     if (journaled.key !== key || journaled.kind !== kind.kind) {
       const diff = journaled.kind === kind.kind ? yield* argsDiff(exec, kind, args, journaled.seq) : Option.none()
@@ -286,7 +267,7 @@ const replayed = <A, I, E, R>(
       )
     }
     exec.history.unvisited.delete(journaled.key)
-    count(exec, at, kind)
+    Metering.count(exec, at, kind)
     Observability.replayedEffect(kind.kind)
     if (Option.isNone(journaled.outcome)) {
       return yield* inDoubt(exec, at, kind, args, key, attempt, idempotencyKey, journaled.seq)
@@ -294,30 +275,36 @@ const replayed = <A, I, E, R>(
     const outcome = journaled.outcome.value.kind
     switch (outcome.kind) {
       case "EffectDone": {
-        const value = yield* decode(exec, kind.success, outcome.output, `journaled answer of ${kind.kind}`)
-        meter(exec, at, spendOf(outcome.spend), false)
-        return answer(value)
+        const value = yield* Attempt.decode(exec, kind.success, outcome.output, `journaled answer of ${kind.kind}`)
+        Metering.meter(exec, at, Attempt.spendOf(outcome.spend), false)
+        return Attempt.answer(value)
       }
       case "EffectFailed": {
         if (outcome.permanent) {
           return {
             _tag: "Rejected",
-            error: yield* decode(exec, kind.error, outcome.error, `rejection of ${kind.kind}`),
+            error: yield* Attempt.decode(exec, kind.error, outcome.error, `rejection of ${kind.kind}`),
           }
         }
         if (outcome.disposition === "in_doubt") {
           return yield* inDoubt(exec, at, kind, args, key, attempt, idempotencyKey, journaled.seq, true)
         }
-        return again(messageOf(outcome.error))
+        return Attempt.again(Attempt.messageOf(outcome.error))
       }
       case "EffectReconciled": {
         if (outcome.disposition === "landed") {
-          return answer(yield* decode(exec, kind.success, outcome.output, `reconciled answer of ${kind.kind}`))
+          return Attempt.answer(
+            yield* Attempt.decode(exec, kind.success, outcome.output, `reconciled answer of ${kind.kind}`),
+          )
         }
         if (outcome.disposition === "did_not_happen") {
-          return again("the probe found the act did not happen", Option.none(), !journaled.failedFirst)
+          return Attempt.again("the probe found the act did not happen", Option.none(), !journaled.failedFirst)
         }
-        return yield* quarantine(exec, at, `${kind.kind} ek:${key} stayed in doubt after its probe: ${outcome.detail}`)
+        return yield* Attempt.quarantine(
+          exec,
+          at,
+          `${kind.kind} ek:${key} stayed in doubt after its probe: ${outcome.detail}`,
+        )
       }
       default:
         return yield* Execution.halt(exec, Execution.Stop.Contract({ detail: `unexpected outcome ${outcome.kind}` }))
@@ -339,7 +326,7 @@ const inDoubt = <A, I, E, R>(
   idempotencyKey: string,
   seq: number,
   recorded = false,
-): Effect.Effect<Step<A>, never, R> =>
+): Effect.Effect<Attempt.Step<A>, never, R> =>
   Effect.gen(function* () {
     if (exec.mode === "strict") {
       return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
@@ -347,63 +334,16 @@ const inDoubt = <A, I, E, R>(
     switch (kind.recovery._tag) {
       case "RequiresOperator":
         Observability.undecidable()
-        return yield* quarantine(
+        return yield* Attempt.quarantine(
           exec,
           at,
           `${kind.kind} ek:${key} (seq ${seq}) is in doubt and its recovery is RequiresOperator: an operator must establish whether it happened; it will not be performed again`,
         )
       case "Reconcile":
-        return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey, !recorded)
+        return yield* Attempt.reconcile(exec, at, kind, args, key, attempt, idempotencyKey, !recorded)
       default:
-        if (recorded) return again(`in doubt at seq ${seq}`)
-        return yield* actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
-    }
-  })
-
-const reconcile = <A, I, E, R>(
-  exec: Exec,
-  at: Execution.At,
-  kind: EffectKind<A, I, E, R>,
-  args: I,
-  key: EffectKey.EffectKey,
-  attempt: number,
-  idempotencyKey: string,
-  /** The doubt comes from a crash (no outcome recorded), not from a failure the act reported. */
-  crashed = false,
-): Effect.Effect<Step<A>, never, R> =>
-  Effect.gen(function* () {
-    const probe = Option.getOrThrowWith(kind.probe, () => new Error(`${kind.kind}: Reconcile without a probe`))
-    yield* write(exec, exec.writer.beforeAct())
-    const verdict = yield* Effect.exit(probe(args, actContext(exec, at, key, attempt, idempotencyKey)))
-    const reconciled = (disposition: Run.Disposition, output: Json, detail: string) =>
-      outcomeRecord(exec, at, kind, key, {
-        kind: "EffectReconciled",
-        disposition,
-        output,
-        spend: Execution.spendJson(Quota.ZERO),
-        detail,
-        declared: "untrusted",
-      })
-    if (Exit.isFailure(verdict)) {
-      if (Cause.isInterruptedOnly(verdict.cause)) return yield* Effect.interrupt
-      yield* reconciled("in_doubt", null, `the probe failed: ${Cause.squash(verdict.cause)}`)
-      Observability.reconciled("in_doubt")
-      return yield* quarantine(exec, at, `${kind.kind} ek:${key}: the probe failed, so the act stays in doubt`)
-    }
-    const v = verdict.value
-    Observability.reconciled(v._tag)
-    switch (v._tag) {
-      case "Landed": {
-        const output = yield* encode(exec, kind.success, v.output, `probed answer of ${kind.kind}`)
-        yield* reconciled("landed", output, "the probe found the act landed")
-        return answer(v.output)
-      }
-      case "DidNotHappen":
-        yield* reconciled("did_not_happen", null, "the probe found the act did not happen")
-        return again("did not happen", Option.none(), crashed)
-      case "InDoubt":
-        yield* reconciled("in_doubt", null, v.detail)
-        return yield* quarantine(exec, at, `${kind.kind} ek:${key} stayed in doubt after its probe: ${v.detail}`)
+        if (recorded) return Attempt.again(`in doubt at seq ${seq}`)
+        return yield* Attempt.actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
     }
   })
 
@@ -420,7 +360,7 @@ const live = <A, I, E, R>(
   backoffMs: number,
   announced: boolean,
   own: boolean,
-): Effect.Effect<Step<A>, never, R> =>
+): Effect.Effect<Attempt.Step<A>, never, R> =>
   Effect.gen(function* () {
     if (exec.mode === "strict") {
       return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
@@ -428,106 +368,16 @@ const live = <A, I, E, R>(
     // A sibling stopped the execution: start no new act, end at this boundary instead.
     if (Option.isSome(exec.stop)) return yield* Effect.interrupt
     if (!announced) {
-      yield* checkBudget(exec, at, "effect", kind.reserve(args))
+      yield* Metering.checkBudget(exec, at, "effect", kind.reserve(args))
       const announcement = started(at, kind, ordinal, argsJson, key, attempt, backoffMs, outbound(exec, at, own))
-      count(exec, at, kind)
+      Metering.count(exec, at, kind)
       // Durable before the act, reads included: a read is usually a model call, costly and slow,
       // and while it runs the run must exist, be visible and be recoverable (§7.11).
-      yield* write(exec, exec.writer.flush([announcement]))
-      yield* crashPoint(exec, "after_announce", kind.kind, attempt)
+      yield* Attempt.write(exec, exec.writer.flush([announcement]))
+      yield* Attempt.crashPoint(exec, "after_announce", kind.kind, attempt)
     }
-    return yield* actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
+    return yield* Attempt.actAndRecord(exec, at, kind, args, key, attempt, idempotencyKey)
   })
-
-/** Acts once and records what came of it under `key`. */
-const actAndRecord = <A, I, E, R>(
-  exec: Exec,
-  at: Execution.At,
-  kind: EffectKind<A, I, E, R>,
-  args: I,
-  key: EffectKey.EffectKey,
-  attempt: number,
-  idempotencyKey: string,
-): Effect.Effect<Step<A>, never, R> =>
-  Effect.gen(function* () {
-    yield* write(exec, exec.writer.beforeAct())
-    Observability.performedEffect(kind.kind)
-    const cx = actContext(exec, at, key, attempt, idempotencyKey)
-    const exit = yield* Effect.exit(
-      Effect.suspend(() => {
-        const fake = exec.fake(kind.kind)
-        return fake === undefined ? kind.act(args, cx) : (fake(args, cx) as Effect.Effect<A, E | EffectKindM.Transient>)
-      }).pipe(
-        // The run and the key tie a trace to the journal's records of this very attempt.
-        Effect.withSpan("agentplane.effect", {
-          attributes: { kind: kind.kind, attempt, "agentplane.run": exec.run, "agentplane.effect_key": key },
-          captureStackTrace: false,
-        }),
-      ),
-    )
-    yield* crashPoint(exec, "after_act", kind.kind, attempt)
-    const failed = (error: Json, disposition: Run.Disposition, permanent: boolean) =>
-      outcomeRecord(exec, at, kind, key, {
-        kind: "EffectFailed",
-        error,
-        spend: Execution.spendJson(Quota.ZERO),
-        disposition,
-        permanent,
-      })
-    if (Exit.isSuccess(exit)) {
-      const output = yield* encode(exec, kind.success, exit.value, `answer of ${kind.kind}`)
-      const spend = kind.spend(exit.value)
-      meter(exec, at, spend, true)
-      yield* outcomeRecord(exec, at, kind, key, {
-        kind: "EffectDone",
-        output,
-        source: kind.kind,
-        spend: Execution.spendJson(spend),
-        declared: "untrusted",
-      })
-      return answer(exit.value)
-    }
-    if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-    const failure = Cause.failureOption(exit.cause)
-    if (Option.isSome(failure) && failure.value instanceof EffectKindM.Transient) {
-      const t = failure.value
-      yield* failed({ message: t.message }, t.disposition, false)
-      if (t.disposition === "in_doubt" && kind.recovery._tag === "RequiresOperator") {
-        Observability.undecidable()
-        return yield* quarantine(
-          exec,
-          at,
-          `${kind.kind} ek:${key} timed out in doubt; its recovery is RequiresOperator`,
-        )
-      }
-      if (t.disposition === "in_doubt" && kind.recovery._tag === "Reconcile") {
-        return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
-      }
-      return again(t.message, Option.fromNullable(t.retryAfterMs))
-    }
-    if (Option.isSome(failure)) {
-      const error = yield* encode(exec, kind.error, failure.value as E, `rejection of ${kind.kind}`)
-      yield* failed(error, "landed", true)
-      return { _tag: "Rejected", error: failure.value }
-    }
-    // A defect in the act: nobody can say whether the request left, so it is in doubt.
-    const message = Cause.pretty(exit.cause)
-    yield* failed({ message }, "in_doubt", false)
-    if (kind.recovery._tag === "RequiresOperator") {
-      Observability.undecidable()
-      return yield* quarantine(exec, at, `${kind.kind} ek:${key} died in doubt; its recovery is RequiresOperator`)
-    }
-    if (kind.recovery._tag === "Reconcile") return yield* reconcile(exec, at, kind, args, key, attempt, idempotencyKey)
-    return again(message)
-  })
-
-const actContext = (
-  exec: Exec,
-  at: Execution.At,
-  effectKey: EffectKey.EffectKey,
-  attempt: number,
-  idempotencyKey: string,
-): EffectKindM.Attempt => ({ attempt, idempotencyKey, run: exec.run, phase: at.phase, effectKey })
 
 const started = (
   at: Execution.At,
@@ -555,67 +405,6 @@ const started = (
     },
   })
 
-const outcomeRecord = (
-  exec: Exec,
-  at: Execution.At,
-  kind: EffectKindM.Any,
-  key: EffectKey.EffectKey,
-  payload: Journal.Kind,
-): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    // Staged: it rides with the next commit, which comes before the next act (`beforeAct`).
-    exec.writer.stage(
-      Journal.built({ case: at.case, step: at.step, phase: at.phase, effectKey: Option.some(key), kind: payload }),
-    )
-    if (exec.crash("after_record", kind.kind, 0)) {
-      yield* write(exec, exec.writer.flush())
-      yield* Execution.halt(exec, Execution.Stop.Crash({ point: "after_record" }))
-    }
-  })
-
-/** The forward phase meters effects and spend; compensation is exempt from the budget (§7.3). */
-const count = (exec: Exec, at: Execution.At, kind: EffectKindM.Any): void => {
-  if (at.phase !== "forward") return
-  exec.usage.effects += 1
-  if (kind.mutates) exec.mutated.add(at.step)
-}
-
-const meter = (exec: Exec, at: Execution.At, spend: Quota.Spend, live: boolean): void => {
-  if (live) exec.liveSpend = Quota.add(exec.liveSpend, spend)
-  if (at.phase !== "forward") return
-  exec.usage.tokens = Math.min(Number.MAX_SAFE_INTEGER, exec.usage.tokens + spend.tokens)
-  exec.usage.minorUnits = Math.min(Number.MAX_SAFE_INTEGER, exec.usage.minorUnits + spend.minorUnits)
-}
-
-/**
- * Refuses the next forward operation once a ceiling is reached; the run pauses as Exhausted.
- * `starting`: a step boundary asks before its step is counted; an effect's own step already is,
- * so only a step beyond the ceiling refuses it (else `maxSteps: n` could not act in step n).
- */
-export const checkBudget = (
-  exec: Exec,
-  at: Execution.At,
-  starting: "step" | "effect" = "effect",
-  reserve: Quota.Spend = Quota.ZERO,
-): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    if (at.phase !== "forward" || exec.mode === "strict") return
-    const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
-    const over = Run.exhausted(exec.budget, {
-      steps: starting === "step" ? exec.usage.steps : Math.max(0, exec.usage.steps - 1),
-      effects: exec.usage.effects,
-      tokens: exec.usage.tokens,
-      minorUnits: exec.usage.minorUnits,
-      wallclockSecs: Math.max(0, Math.floor(now / 1000) - exec.admittedAt),
-      records: exec.writer.records(),
-    })
-    if (Option.isSome(over)) return yield* Execution.halt(exec, Execution.Stop.Exhaust(over.value))
-    // A call that declares its most spend (a model call's output bound) is refused when that
-    // would pass a ceiling, so the ceiling is not passed by it; without one, one call may pass it.
-    const reserved = Run.passedBy(exec.budget, exec.usage, reserve)
-    if (Option.isSome(reserved)) return yield* Execution.halt(exec, Execution.Stop.Exhaust(reserved.value))
-  })
-
 /** Where the offered arguments first differ from those the announcement at `seq` journaled. */
 const argsDiff = <A, I, E, R>(
   exec: Exec,
@@ -631,51 +420,6 @@ const argsDiff = <A, I, E, R>(
       typeof descriptor === "object" && descriptor !== null && !Array.isArray(descriptor) && "args" in descriptor
         ? (descriptor as { readonly args: Json }).args
         : null
-    const offered = yield* encode(exec, kind.args, args, `arguments of ${kind.kind}`)
+    const offered = yield* Attempt.encode(exec, kind.args, args, `arguments of ${kind.kind}`)
     return Option.map(JsonDiff.first(journaledArgs, offered), (d) => JsonDiff.render(d))
   })
-
-const crashPoint = (exec: Exec, point: Execution.CrashPoint, kind: string, attempt: number): Effect.Effect<void> =>
-  exec.crash(point, kind, attempt) ? Execution.halt(exec, Execution.Stop.Crash({ point })) : Effect.void
-
-/** Quarantines the run; the message names the step and phase, for the operator who reads it in `GET /runs/{run}`. */
-const quarantine = (exec: Exec, at: Execution.At, message: string): Effect.Effect<never> =>
-  Execution.halt(
-    exec,
-    Execution.Stop.Quarantine({ message: `${message} ${Execution.placeOf(exec, at)}`, divergence: Option.none() }),
-  )
-
-/** A journal write; its failure stops the execution, leaving the run as the journal says. */
-export const write = <E, R>(exec: Exec, effect: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
-  Effect.catchAll(effect, (error) => Execution.halt(exec, Execution.stopOf(error as Writer.WriteError)))
-
-const encode = <A>(exec: Exec, schema: Schema.Schema<A, Encoded>, value: A, what: string): Effect.Effect<Json> =>
-  Effect.catchAll(Effect.flatMap(Schema.encode(schema)(value), Schema.decodeUnknown(JsonSchema)), (e) =>
-    Execution.halt(exec, Execution.Stop.Contract({ detail: `${what} do not match their schema: ${e.message}` })),
-  )
-
-const decode = <A>(exec: Exec, schema: Schema.Schema<A, Encoded>, value: Json, what: string): Effect.Effect<A> =>
-  Effect.catchAll(Schema.decodeUnknown(schema)(value), (e) =>
-    Execution.halt(
-      exec,
-      Execution.Stop.Quarantine({
-        message: `the ${what} no longer decodes with the definition's schema: ${e.message}`,
-        divergence: Option.none(),
-      }),
-    ),
-  )
-
-const spendOf = (json: Json): Quota.Spend => {
-  const s = json as { readonly tokens?: unknown; readonly minor_units?: unknown } | null
-  const n = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0)
-  // `n` admits amounts only, so the class's validation would only repeat it.
-  return new Quota.Spend({ tokens: n(s?.tokens), minorUnits: n(s?.minor_units) }, true)
-}
-
-const messageOf = (error: Json): string => {
-  const message =
-    error !== null && typeof error === "object" && !Array.isArray(error)
-      ? (error as { readonly message?: Json }).message
-      : undefined
-  return typeof message === "string" ? message : JSON.stringify(error)
-}
