@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, ManagedRuntime, Option } from "effect"
 import { inject } from "vitest"
 import * as Driver from "../../src/layers/internal/Driver.js"
 import * as SqliteDriver from "../../src/layers/internal/SqliteDriver.js"
@@ -138,6 +138,69 @@ describe("SqliteDriver", () => {
       )
     }).pipe(Effect.provide(fresh())),
   )
+
+  it.live(
+    "a statement that rolls the shared transaction back itself answers its own cause; the others still commit",
+    () =>
+      Effect.gen(function* () {
+        const driver = yield* Driver.Driver
+        yield* driver.run("CREATE TABLE t (x INTEGER)", [], false)
+        // RAISE(ROLLBACK) ends the whole transaction, savepoints and the members before it included.
+        yield* driver.run(
+          "CREATE TRIGGER refuse_three BEFORE INSERT ON t WHEN NEW.x = 3 BEGIN SELECT RAISE(ROLLBACK, 'three rolled back'); END",
+          [],
+          false,
+        )
+        const exits = yield* Effect.all(
+          [1, 2, 3, 4].map((i) =>
+            Effect.exit(driver.transaction("write")(inTransaction(`INSERT INTO t VALUES (${i})`))),
+          ),
+          { concurrency: "unbounded" },
+        )
+        assert.deepStrictEqual(
+          exits.map((e) => e._tag),
+          ["Success", "Success", "Failure", "Success"],
+        )
+        const third = exits[2]
+        const failure = third !== undefined && Exit.isFailure(third) ? Cause.failureOption(third.cause) : Option.none()
+        const error = Option.getOrUndefined(failure)
+        assert.isTrue(error instanceof SqlError, `the third fails with its statement's SqlError, got ${String(error)}`)
+        const cause = String((error as SqlError).cause)
+        assert.isTrue(cause.includes("three rolled back"), `the cause names the trigger's message, got ${cause}`)
+        const rows = yield* driver.run("SELECT x FROM t ORDER BY x", [], false)
+        assert.deepStrictEqual(
+          rows.map((r) => r.x),
+          [1, 2, 4],
+        )
+      }).pipe(Effect.provide(fresh())),
+  )
+
+  it("a timer falling due while transactions run back to back, each awaited as a promise, fires while they run", async () => {
+    // An application that embeds the stores awaits each call before it makes the next. SQLite's
+    // statements are synchronous, so without a turn of the event loop between them the loop
+    // would stay in microtasks and no timer (a sleep, a lease renewal, a sweep) would fire.
+    const runtime = ManagedRuntime.make(fresh())
+    try {
+      const driver = await runtime.runPromise(Driver.Driver)
+      await runtime.runPromise(driver.run("CREATE TABLE t (x INTEGER)", [], false))
+      const started = Date.now()
+      let fired: number | undefined
+      setTimeout(() => {
+        fired = Date.now()
+      }, 50)
+      let n = 0
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (fired === undefined && Date.now() - started < 5000)
+            await runtime.runPromise(driver.transaction("write")(inTransaction(`INSERT INTO t VALUES (${n++})`)))
+        }),
+      )
+      assert.isTrue(fired !== undefined, `the timer never fired while ${n} transactions ran back to back`)
+      assert.isTrue(n > 0, "the load ran")
+    } finally {
+      await runtime.dispose()
+    }
+  })
 
   it.live("when the shared COMMIT fails, every transaction in it fails, and a statement sent meanwhile is kept", () =>
     Effect.gen(function* () {

@@ -9,8 +9,8 @@
  * Wake-ups that run side by side touch mostly the same tail pages, so a shared COMMIT writes
  * them once (16 wake-ups at a time: 820–837 → 965–969 wake-ups/s, 8,000 due, on one machine).
  *
- * How: the first transaction to arrive leads. It yields one turn of the scheduler, so that the
- * fibers already ready reach their own transactions and join its batch, then takes the lock and
+ * How: the first transaction to arrive leads. It yields one turn of the event loop (`turn`), so
+ * that the fibers already ready reach their own transactions and join its batch, then takes the lock and
  * runs every member's body in turn, on its own fiber but in the member's context, each between
  * SAVEPOINT and RELEASE (ROLLBACK TO on failure, so a member's failure undoes only its own
  * writes), and commits once. The write lock is held only while the leader runs, never across a
@@ -76,7 +76,19 @@ export const make = (options: Options): Write => {
         lock.release()
         return Effect.void
       }
-      return Effect.map(runFrom(batch, 0), () => {
+      return Effect.flatMap(runFrom(batch, 0), (restart) => {
+        if (restart) {
+          // SQLite rolled the shared transaction back itself: the members that ran before the
+          // one whose statement did that lost their writes with it, unanswered, so they run
+          // again in a transaction of their own, as if the refused member had never joined.
+          for (const m of batch) {
+            if (m.state === "ran") {
+              m.state = "waiting"
+              m.exit = undefined
+            }
+          }
+          return run(batch, Date.now())
+        }
         const intact = doubt === undefined ? (options.beforeCommit?.() ?? Exit.void) : Exit.void
         if (Exit.isFailure(intact)) {
           exec("ROLLBACK")
@@ -90,39 +102,58 @@ export const make = (options: Options): Write => {
         }
         // Given back last: `end` may still roll the shared transaction back on the connection.
         lock.release()
+        return Effect.void
       })
     })
 
-  /** The members of `batch` from `i` on, one after another (a body's exit is captured, so none fails). */
-  const runFrom = (batch: ReadonlyArray<Member>, i: number): Effect.Effect<void> => {
+  /**
+   * The members of `batch` from `i` on, one after another (a body's exit is captured, so none
+   * fails); true when one of them ended the shared transaction and the batch must begin again.
+   */
+  const runFrom = (batch: ReadonlyArray<Member>, i: number): Effect.Effect<boolean> => {
     const m = batch[i]
-    if (m === undefined) return Effect.void
+    if (m === undefined) return Effect.succeed(false)
     // Each member's state is read when its turn comes: one may have left while an earlier ran.
     if (m.state !== "waiting") return runFrom(batch, i + 1)
-    return Effect.zipRight(
-      runMember(m),
-      Effect.suspend(() => runFrom(batch, i + 1)),
-    )
+    return Effect.flatMap(runMember(m), (ended) => (ended ? Effect.succeed(true) : runFrom(batch, i + 1)))
   }
 
   /** Set when a savepoint could not be released or undone: the shared transaction is in doubt and is rolled back whole. */
   let doubt: Exit.Exit<void, SqlError> | undefined
 
-  const runMember = (m: Member): Effect.Effect<void> =>
+  /**
+   * One member in its savepoint; true when its body's failure ended the shared transaction
+   * (a trigger's RAISE(ROLLBACK), or an error after which SQLite rolls back by itself). That
+   * member is answered at once with its own exit, which names its statement and the cause: no
+   * COMMIT can change it, since nothing of the transaction it ran in is left.
+   */
+  const runMember = (m: Member): Effect.Effect<boolean> =>
     Effect.suspend(() => {
       m.state = "ran"
-      if (doubt !== undefined) return Effect.void
+      if (doubt !== undefined) return Effect.succeed(false)
       const saved = exec(SAVEPOINT)
       if (Exit.isFailure(saved)) {
         doubt = saved
-        return Effect.void
+        return Effect.succeed(false)
       }
       return Effect.map(inContext(m, connection), (exit) => {
         m.exit = exit
+        if (Exit.isFailure(exit) && !options.inTransaction()) {
+          answer(m, exit)
+          return true
+        }
         const kept = Exit.isSuccess(exit) ? exec(RELEASE) : undo()
         if (Exit.isFailure(kept)) doubt = kept
+        return false
       })
     })
+
+  /** Settles a member's answer: the leader reads `result`, a member that joined waits on its Deferred. */
+  const answer = (m: Member, result: Exit.Exit<unknown, unknown>): void => {
+    m.state = "answered"
+    m.result = result
+    if (m.answer !== undefined) Deferred.unsafeDone(m.answer, result)
+  }
 
   const undo = (): Exit.Exit<void, SqlError> => {
     const undone = exec(ROLLBACK_TO)
@@ -134,9 +165,8 @@ export const make = (options: Options): Write => {
     if (doubt !== undefined && options.inTransaction()) exec("ROLLBACK")
     doubt = undefined
     for (const m of batch) {
-      if (m.state === "gone") continue
-      m.result = Exit.isFailure(outcome) ? outcome : (m.exit ?? outcome)
-      if (m.answer !== undefined) Deferred.unsafeDone(m.answer, m.result)
+      if (m.state === "gone" || m.state === "answered") continue
+      answer(m, Exit.isFailure(outcome) ? outcome : (m.exit ?? outcome))
     }
   }
 
@@ -168,7 +198,7 @@ export const make = (options: Options): Write => {
       // The leader's own answer is read off its member once the batch ended: no Deferred to wait on.
       const mine = Effect.suspend(() => me.result as Exit.Exit<A, E | SqlError>)
       return Effect.zipRight(
-        Effect.yieldNow(),
+        turn,
         Effect.suspend(() => {
           if (forming === batch) forming = undefined
           if (lock.tryTake()) return Effect.zipRight(run(batch), mine)
@@ -214,8 +244,8 @@ interface Member {
   readonly context: Context.Context<never>
   /** Where a member that joined another's batch waits for its answer; the leader reads `result`. */
   answer: Deferred.Deferred<unknown, unknown> | undefined
-  /** `waiting` until its body runs (`ran`); `gone` when its caller left first. */
-  state: "waiting" | "ran" | "gone"
+  /** `waiting` until its body runs (`ran`), `answered` once its answer is settled; `gone` when its caller left first. */
+  state: "waiting" | "ran" | "answered" | "gone"
   /** Its body's exit, once run. */
   exit: Exit.Exit<unknown, unknown> | undefined
   /** Its answer, once the batch ended. */
@@ -231,6 +261,20 @@ const inContext = (m: Member, conn: Connection): Effect.Effect<Exit.Exit<unknown
       Effect.flatMap(Effect.exit(m.body), (exit) => Effect.as(FiberRef.set(FiberRef.currentContext, outer), exit)),
     )
   })
+
+/**
+ * A whole turn of Node's event loop, taken by every leader before it forms its batch. Why not a
+ * turn of Effect's scheduler (`yieldNow`): SQLite's statements run synchronously, so runs that
+ * go back to back, each woken by the last one's answer, would keep the loop in microtasks and
+ * never let it reach its timers or its sockets: an Effect sleep (a busy retry, the sweeper's
+ * next pass, a lease renewal) and an HTTP request would wait until the work ran out. After a
+ * `setImmediate` the fibers already ready have reached their transactions too, so the batch is
+ * at least as full as after a scheduler turn.
+ */
+const turn: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 /** The lock taken by a fiber that leads for others is not given up on interruption. */
 const unmasked: Restore = (effect) => effect
