@@ -1,7 +1,7 @@
 /**
  * The Merkle tree hash of RFC 9162 §2.1 (the same as RFC 6962 §2.1), over SHA-256: the
  * definitions of leaf and node hashes, the root of n leaves (MTH), and inclusion and consistency
- * proofs (PATH and PROOF, §2.1.3.1 and §2.1.4.1), computed from the whole list of leaf hashes.
+ * proofs (PATH and PROOF, RFC 9162 §2.1.3.1 and §2.1.4.1), computed from the whole list of leaf hashes.
  *
  * These are the RFC's recursive definitions written out as they read, over an in-memory list:
  * the reference the transparency log is checked against. The store does not use them;

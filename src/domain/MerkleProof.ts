@@ -1,6 +1,7 @@
 /**
- * Checking RFC 9162 proofs (§2.1.3.2 inclusion, §2.1.4.2 consistency): what an auditor runs
- * offline, holding only a checkpoint's size and root. Each step below is the RFC's numbered step.
+ * Checking RFC 9162 proofs (inclusion and consistency, RFC 9162 §2.1.3.2 and §2.1.4.2): what an
+ * auditor runs offline, holding only a checkpoint's size and root. Each step below is the RFC's
+ * numbered step.
  *
  * Sizes and indices are JavaScript numbers, so the RFC's bit operations are written as
  * arithmetic (`% 2`, halving): `>>` would cut them to 32 bits, and a log may outgrow that.

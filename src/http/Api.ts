@@ -268,7 +268,7 @@ export class Cases extends HttpApiGroup.make("cases")
   .addError(Authorized)
   .addError(Unavailable.Unavailable)
   .addError(Corrupt, { status: 500 })
-  .annotate(OpenApi.Description, "Cases and their obligations (§4)")
+  .annotate(OpenApi.Description, "Cases and their obligations (§5.1)")
   .middleware(Authentication) {}
 
 export class Runs extends HttpApiGroup.make("runs")
