@@ -244,10 +244,9 @@ export const make = Effect.gen(function* () {
   /**
    * Marks every row of the elected wait with the event's dedup key, with the claim, so it can
    * never take a second event, and answers it from the marked rows (a concurrent `subscribe` may
-   * have added a key: row locks do not stop inserts). Decision (issue 16): marked, not deleted as
-   * §5.2's text says. Deleted here, a process dying after this commit and before `wake` took the
-   * lease lost the run: gone from `waiting`, so redelivery never saw it, and holding no lease, so
-   * recovery never did. Kept, redelivery's `claimFor` hands the run this event (claimed for it),
+   * have added a key: row locks do not stop inserts). Marked, not deleted (§5.2): deleted here,
+   * a process dying after this commit and before `wake` took the lease lost the run: gone from
+   * `waiting`, so redelivery never saw it, and holding no lease, so recovery never did. Kept, redelivery's `claimFor` hands the run this event (claimed for it),
    * and the engine's `unsubscribe`, once the answer is durable, deletes the rows as before.
    */
   const electWaitFor = (tenant: string, wait: typeof WaitIdRow.Type, id: string) =>
