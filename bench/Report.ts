@@ -175,7 +175,33 @@ export const renderPeers = (env: Environment, peers: Peers.Results): string => {
     }
   }
   if (peers.rounds.every((r) => r.loaded)) lines.push("| quiet (0) | – | no round was quiet | | | | | | | | |")
+  lines.push("", ...peerFloors(peers))
   return lines.join("\n")
+}
+
+/**
+ * The run-cost floors (issue 45), read off the quiet rounds' medians, or every round's when none
+ * was quiet (then said so): the ratio at c16 and c1, client CPU per run at c16, server commits
+ * per run at c1 and c16.
+ */
+export const PEER_FLOORS = { ratioC16: 2.5, ratioC1: 1.3, cpuC16: 1000, commitsC1: 3, commitsC16: 1 } as const
+
+const peerFloors = (peers: Peers.Results): ReadonlyArray<string> => {
+  const quiet = peers.rounds.some((r) => !r.loaded)
+  const at = (c: number) => Peers.medians(peers, quiet).find((m) => m.concurrency === c)
+  const c1 = at(1)
+  const c16 = at(16)
+  if (c1 === undefined || c16 === undefined) return []
+  const mark = (met: boolean) => (met ? "met" : "**not met**")
+  const F = PEER_FLOORS
+  return [
+    `Floors (issue 45), on the ${quiet ? "quiet rounds'" : "medians of every round (none was quiet)"}:`,
+    `ratio at c16 ${c16.ratio.toFixed(2)} (≥ ${F.ratioC16}: ${mark(c16.ratio >= F.ratioC16)}); ` +
+      `ratio at c1 ${c1.ratio.toFixed(2)} (≥ ${F.ratioC1}: ${mark(c1.ratio >= F.ratioC1)}); ` +
+      `client CPU at c16 ${c16.agentplane.cpuPerOp.toFixed(0)} µs/run (≤ ${F.cpuC16}: ${mark(c16.agentplane.cpuPerOp <= F.cpuC16)}); ` +
+      `commits/run at c1 ${c1.agentplane.commits.toFixed(2)} (≤ ${F.commitsC1}: ${mark(c1.agentplane.commits <= F.commitsC1)}), ` +
+      `at c16 ${c16.agentplane.commits.toFixed(2)} (< ${F.commitsC16}: ${mark(c16.agentplane.commits < F.commitsC16)}).`,
+  ]
 }
 
 /** The policy cost table: client CPU per two-effect run, `allowAll` against a Cedar bundle that permits everything, per round. */
