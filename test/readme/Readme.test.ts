@@ -2,8 +2,8 @@
  * Every fenced code block of README.md and of docs/*.md, run as written (issues 17 and 49). The
  * convention, also in a comment at the top of README.md:
  *
- * - ```sh and ```ts blocks run; any other language (text, json, http, none) only shows data or
- *   output and is never run.
+ * - ```sh and ```ts blocks run; a ```json block must parse; any other language (text, http,
+ *   none) only shows data or output and is never run.
  * - A marker is an HTML comment on the line before the opening fence (blank lines between are
  *   allowed):
  *   - `<!-- readme: server -->`: an sh block that talks to the demo server. The test starts it
@@ -159,6 +159,18 @@ describe("the documents' code blocks", { timeout: 300_000 }, () => {
       )
     })
     assert.deepStrictEqual(wrong, [], "excerpt lines not found in their file, in order")
+  })
+
+  it("in JSON parse", () => {
+    const wrong = each((block) => block.lang === "json").flatMap(({ document, block }) => {
+      try {
+        JSON.parse(block.text)
+        return []
+      } catch (e) {
+        return [`${document.path}:${block.line}: ${String(e)}`]
+      }
+    })
+    assert.deepStrictEqual(wrong, [], "json blocks that do not parse")
   })
 
   it("in TypeScript typecheck and pass the project's lint", async () => {
