@@ -1,7 +1,7 @@
 /**
- * README.md's fenced code blocks and the marker comment before each, and the bash text that runs
- * an sh block with its expected output checked. The convention is written at the top of
- * `Readme.test.ts` and in a comment at the top of README.md.
+ * The fenced code blocks of a document (README.md, docs/*.md) and the marker comment before each,
+ * and the bash text that runs an sh block with its expected output checked. The convention is
+ * written at the top of `Readme.test.ts` and in a comment at the top of README.md.
  */
 
 /** What the marker before a block asks for; `run` when there is none. */
@@ -119,17 +119,18 @@ export const pattern = (expected: string): string =>
     .join("*")
 
 /**
- * Bash for `command`: as written when nothing is expected of it (so `eval` and assignments work),
- * else its output captured, echoed and compared, failing with the README line on a mismatch.
+ * Bash for `command` of `document`: as written when nothing is expected of it (so `eval` and
+ * assignments work), else its output captured, echoed and compared, failing with the document's
+ * line on a mismatch.
  */
-export const script = (command: Command): string => {
+export const script = (command: Command, document = "README.md"): string => {
   if (command.expected.length === 0) return command.text
   const want = command.expected.join("\n")
   return [
     `__out=$(${command.text}\n)`,
     `printf '%s\\n' "$__out"`,
     `if [[ "$__out" != ${pattern(want)} ]]; then`,
-    `  printf 'README line %s: the output is not what the README shows\\nexpected: %s\\nactual:   %s\\n' ${command.line} ${quote(want)} "$__out" >&2`,
+    `  printf '%s line %s: the output is not what the document shows\\nexpected: %s\\nactual:   %s\\n' ${quote(document)} ${command.line} ${quote(want)} "$__out" >&2`,
     "  exit 1",
     "fi",
   ].join("\n")

@@ -1,16 +1,16 @@
 /**
- * Every fenced code block of README.md, run as written (issue 17). The convention, also in a
- * comment at the top of README.md:
+ * Every fenced code block of README.md and of docs/*.md, run as written (issues 17 and 49). The
+ * convention, also in a comment at the top of README.md:
  *
- * - ```sh and ```ts blocks run; any other language (text, json, http, none) only shows data or
- *   output and is never run.
+ * - ```sh and ```ts blocks run; a ```json block must parse; any other language (text, http,
+ *   none) only shows data or output and is never run.
  * - A marker is an HTML comment on the line before the opening fence (blank lines between are
  *   allowed):
  *   - `<!-- readme: server -->`: an sh block that talks to the demo server. The test starts it
- *     once as the Quickstart does (`npm start`, in a scratch directory, on a fresh
- *     `./agentplane.db`) but on a free port: each `127.0.0.1:8080` in the block becomes the real
- *     address. All server blocks run in README order in one bash process, so a variable one sets
- *     is seen by the next.
+ *     once per document as the README's set-up does (`npm start`, in a scratch directory, on a
+ *     fresh `./agentplane.db`) but on a free port: each `127.0.0.1:8080` in the block becomes the
+ *     real address. All server blocks of a document run in its order in one bash process, so a
+ *     variable one sets is seen by the next.
  *   - `<!-- readme: excerpt path/to/File.ts -->`: an abridged copy of a file: every non-blank line
  *     that is not a `//` comment occurs in that file (trimmed), in the same order.
  *   - `<!-- readme: skip <reason> -->`: not run; the reason is required.
@@ -18,9 +18,11 @@
  *   `bash -euo pipefail`. The scratch directory links the repository's package.json, dist,
  *   src, examples and node_modules, so `npx agentplane …` and `npm run …` work as in a clone.
  * - A ts block without a marker is a whole module: it is typechecked and linted with the
- *   project's own rules, then run with tsx in a scratch directory where `import … from
- *   "agentplane"` is the built package (its exports); it must print something. A block that
- *   needs PostgreSQL reads `process.env.DATABASE_URL`, set to a fresh database.
+ *   project's own rules, then compiled by TypeScript twice, to an ES module and to CommonJS, and
+ *   each is run with plain node in a scratch directory where `import … from "agentplane"` is the
+ *   built package (its exports); each must print something. So a block has no top-level `await`
+ *   (CommonJS has none), and the package loads from `require` (node's require of an ES module).
+ *   A block that needs PostgreSQL reads `process.env.DATABASE_URL`, set to a fresh database.
  * - In an sh block, a comment right after a command is that command's expected standard output
  *   (`# {"result":"buffered"}`), where `…` matches any text; several lines are several output
  *   lines. A comment before the first command, or one starting with `##`, is prose.
@@ -31,20 +33,32 @@ import { randomUUID } from "node:crypto"
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import pg from "pg"
+import ts from "typescript"
 import { beforeAll, describe, inject, it } from "vitest"
 import * as Process from "../package/Process.js"
 import { assert } from "../support/Assert.js"
 import * as Blocks from "./Blocks.js"
+import * as Documents from "./Documents.js"
 
-const README = readFileSync(join(Process.ROOT, "README.md"), "utf8")
-const blocks = Blocks.parse(README)
+interface Document {
+  readonly path: string
+  readonly text: string
+  readonly blocks: ReadonlyArray<Blocks.Block>
+}
+
+const documents: ReadonlyArray<Document> = Documents.all().map((path) => {
+  const text = readFileSync(join(Process.ROOT, path), "utf8")
+  return { path, text, blocks: Blocks.parse(text) }
+})
 const runnable = (lang: string) => (block: Blocks.Block) => block.lang === lang && block.marker._tag === "run"
-const tsBlocks = blocks.filter(runnable("ts"))
-const shBlocks = blocks.filter(runnable("sh"))
-const serverBlocks = blocks.filter((block) => block.lang === "sh" && block.marker._tag === "server")
+const each = (pick: (block: Blocks.Block) => boolean) =>
+  documents.flatMap((document) => document.blocks.filter(pick).map((block) => ({ document, block })))
+const tsBlocks = each(runnable("ts"))
+const shBlocks = each(runnable("sh"))
+const serverBlocks = (document: Document) =>
+  document.blocks.filter((block) => block.lang === "sh" && block.marker._tag === "server")
 
 const LINKED = ["package.json", "package-lock.json", "dist", "src", "examples", "node_modules", "biome.json"]
-const TSX = join(Process.ROOT, "node_modules", ".bin", "tsx")
 /** The project's compiler options, less the paths that point "agentplane" at src in development. */
 const TSCONFIG = {
   compilerOptions: {
@@ -64,7 +78,21 @@ const scratch = (name: string): string => {
   return dir
 }
 
-const tsFile = (block: Blocks.Block) => `readme-${block.line}.ts`
+/** The file a block is written to: named by its document and line, so a failure names both. */
+const fileOf = (document: Document, block: Blocks.Block, ext: string) =>
+  `readme-${document.path.replace(/\.md$/, "").replace(/[^A-Za-z0-9]+/g, "-")}-${block.line}.${ext}`
+
+/** The two module systems a block runs under, as TypeScript compiles it for each. */
+const MODULES = [
+  { name: "an ES module", ext: "mjs", module: ts.ModuleKind.ESNext },
+  { name: "CommonJS", ext: "cjs", module: ts.ModuleKind.CommonJS },
+] as const
+
+const compile = (text: string, module: ts.ModuleKind): string =>
+  ts.transpileModule(text, {
+    compilerOptions: { module, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+    reportDiagnostics: false,
+  }).outputText
 
 // --norc: node's stdin pipe is a socket, which bash takes for sshd and so reads /etc/bash.bashrc.
 const bash = (script: string, cwd: string) =>
@@ -90,86 +118,123 @@ const freshPg = async () => {
   }
 }
 
-describe("README.md's code blocks", { timeout: 300_000 }, () => {
+describe("README.md", () => {
+  const readme = documents.find((d) => d.path === "README.md")
+  if (readme === undefined) throw new Error("no README.md")
+
+  it("is a door: at most 300 lines, contents first, set-up before the tour, links last", () => {
+    const lines = readme.text.split("\n")
+    assert.isTrue(lines.length <= 300, `${lines.length} lines`)
+    const headings = lines.filter((line) => /^## /.test(line))
+    assert.deepStrictEqual(headings.slice(0, 3), ["## Contents", "## Set up", "## A ten-minute tour"])
+    assert.strictEqual(headings[headings.length - 1], "## Where to read on")
+    // The two set-up commands are its first code block: the server on embedded SQLite, the tests.
+    const first = readme.blocks[0]?.text.split("\n") ?? []
+    assert.deepStrictEqual(first, ["npm ci && npm start", "npm test"])
+  })
+})
+
+describe("the documents' code blocks", { timeout: 300_000 }, () => {
   beforeAll(() => Process.assertBuilt())
 
   it("carry only markers the convention knows, and every skip says why", () => {
-    const invalid = blocks.flatMap((block) =>
-      block.marker._tag === "invalid" ? [`line ${block.line}: <!-- readme: ${block.marker.text} -->`] : [],
+    const invalid = each((block) => block.marker._tag === "invalid").map(
+      ({ document, block }) =>
+        `${document.path}:${block.line}: <!-- readme: ${block.marker._tag === "invalid" ? block.marker.text : ""} -->`,
     )
     assert.deepStrictEqual(invalid, [], "unknown markers (server, excerpt <path>, skip <reason>)")
-    const misplaced = blocks.flatMap((block) =>
-      block.marker._tag === "server" && block.lang !== "sh" ? [`line ${block.line}: server on ${block.lang}`] : [],
+    const misplaced = each((block) => block.marker._tag === "server" && block.lang !== "sh").map(
+      ({ document, block }) => `${document.path}:${block.line}: server on ${block.lang}`,
     )
     assert.deepStrictEqual(misplaced, [], "server marks sh blocks only")
-    assert.isTrue(tsBlocks.length + shBlocks.length + serverBlocks.length > 0, "some block runs")
+    assert.isTrue(tsBlocks.length > 0 && shBlocks.length > 0, "some ts and some sh block runs")
   })
 
   it("that are excerpts occur in their files, line by line and in order", () => {
-    const wrong = blocks.flatMap((block) => {
-      if (block.marker._tag !== "excerpt") return []
-      const file = readFileSync(join(Process.ROOT, block.marker.path), "utf8")
+    const wrong = each((block) => block.marker._tag === "excerpt").flatMap(({ document, block }) => {
+      const path = block.marker._tag === "excerpt" ? block.marker.path : ""
+      const file = readFileSync(join(Process.ROOT, path), "utf8")
       return Blocks.missingFromExcerpt(block.text, file).map(
-        (line) => `line ${block.line} (${block.marker._tag === "excerpt" ? block.marker.path : ""}): ${line}`,
+        (line) => `${document.path}:${block.line} (${path}): ${line}`,
       )
     })
     assert.deepStrictEqual(wrong, [], "excerpt lines not found in their file, in order")
   })
 
+  it("in JSON parse", () => {
+    const wrong = each((block) => block.lang === "json").flatMap(({ document, block }) => {
+      try {
+        JSON.parse(block.text)
+        return []
+      } catch (e) {
+        return [`${document.path}:${block.line}: ${String(e)}`]
+      }
+    })
+    assert.deepStrictEqual(wrong, [], "json blocks that do not parse")
+  })
+
   it("in TypeScript typecheck and pass the project's lint", async () => {
-    if (tsBlocks.length === 0) return
     const dir = scratch("check")
-    for (const block of tsBlocks) writeFileSync(join(dir, tsFile(block)), `${block.text}\n`)
+    for (const { document, block } of tsBlocks)
+      writeFileSync(join(dir, fileOf(document, block, "ts")), `${block.text}\n`)
     const tsc = Process.start("node", [join(Process.ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "."], {
       cwd: dir,
     })
     assert.strictEqual(await Process.finish(tsc, 240_000), 0, `${tsc.stdout()}${tsc.stderr()}`)
     const lint = Process.start(
       join(Process.ROOT, "node_modules", ".bin", "biome"),
-      ["check", "--vcs-enabled=false", ...tsBlocks.map(tsFile)],
+      ["check", "--vcs-enabled=false", ...tsBlocks.map(({ document, block }) => fileOf(document, block, "ts"))],
       { cwd: dir },
     )
     assert.strictEqual(await Process.finish(lint), 0, `${lint.stdout()}${lint.stderr()}`)
   })
 
-  for (const block of tsBlocks) {
-    it(`in TypeScript at line ${block.line} runs with the built package and prints`, async () => {
-      const dir = scratch(`ts-${block.line}`)
-      writeFileSync(join(dir, tsFile(block)), `${block.text}\n`)
-      const db = await freshPg()
-      try {
-        const run = Process.start(TSX, [tsFile(block)], { cwd: dir, env: { DATABASE_URL: db.url } })
-        const code = await Process.finish(run, 240_000)
-        assert.strictEqual(code, 0, `README line ${block.line}:\n${run.stdout()}${run.stderr()}`)
-        assert.isTrue(run.stdout().trim() !== "", `README line ${block.line} printed nothing`)
-      } finally {
-        await db.drop()
-      }
-    })
+  for (const { document, block } of tsBlocks) {
+    for (const module of MODULES) {
+      it(`in TypeScript at ${document.path}:${block.line} runs as ${module.name} with the built package and prints`, async () => {
+        const dir = scratch(`ts-${block.line}`)
+        const file = fileOf(document, block, module.ext)
+        writeFileSync(join(dir, file), compile(block.text, module.module))
+        const db = await freshPg()
+        try {
+          const run = Process.start("node", [file], { cwd: dir, env: { DATABASE_URL: db.url } })
+          const code = await Process.finish(run, 240_000)
+          assert.strictEqual(
+            code,
+            0,
+            `${document.path}:${block.line} as ${module.name}:\n${run.stdout()}${run.stderr()}`,
+          )
+          assert.isTrue(run.stdout().trim() !== "", `${document.path}:${block.line} printed nothing`)
+        } finally {
+          await db.drop()
+        }
+      })
+    }
   }
 
-  for (const block of shBlocks) {
-    it(`in sh at line ${block.line} run as written`, async () => {
+  for (const { document, block } of shBlocks) {
+    it(`in sh at ${document.path}:${block.line} run as written`, async () => {
       // The scratch directory links the repository's node_modules: an install there would rewrite
       // the repository's own, and `npm test` would run the suite inside itself.
-      assert.doesNotMatch(block.text, /\bnpm (ci|install|i|test|t)\b/, `README line ${block.line}: mark it skip`)
+      assert.doesNotMatch(block.text, /\bnpm (ci|install|i|test|t)\b/, `${document.path}:${block.line}: mark it skip`)
       const dir = scratch(`sh-${block.line}`)
-      const run = bash(Blocks.commands(block.text, block.line).map(Blocks.script).join("\n"), dir)
+      const script = Blocks.commands(block.text, block.line).map((c) => Blocks.script(c, document.path))
+      const run = bash(script.join("\n"), dir)
       const code = await Process.finish(run, 240_000)
-      assert.strictEqual(code, 0, `README line ${block.line}:\n${run.stdout()}${run.stderr()}`)
+      assert.strictEqual(code, 0, `${document.path}:${block.line}:\n${run.stdout()}${run.stderr()}`)
     })
   }
 
-  if (serverBlocks.length > 0) {
-    it("marked server run in order against the server npm start serves", async () => {
+  for (const document of documents.filter((d) => serverBlocks(d).length > 0)) {
+    it(`of ${document.path} marked server run in order against the server npm start serves`, async () => {
       const dir = scratch("server")
       const port = await Process.freePort()
       const server = Process.start("npm", ["start"], { cwd: dir, env: { AGENTPLANE_ADDR: `127.0.0.1:${port}` } })
       try {
         await Process.listening(server)
-        const script = serverBlocks
+        const script = serverBlocks(document)
           .flatMap((block) => Blocks.commands(block.text.replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`), block.line))
-          .map(Blocks.script)
+          .map((command) => Blocks.script(command, document.path))
           .join("\n")
         const run = bash(script, dir)
         const code = await Process.finish(run, 240_000)
@@ -181,39 +246,4 @@ describe("README.md's code blocks", { timeout: 300_000 }, () => {
       }
     })
   }
-})
-
-describe("the README test's reading of blocks", () => {
-  it("takes a comment right after a command as its output, … as any text, ## as prose", () => {
-    const block = ["# prose before", "curl -s a \\", "  -d b", "# {…}", "## prose", "echo x", "# x"].join("\n")
-    assert.deepStrictEqual(Blocks.commands(block, 10), [
-      { line: 12, text: "curl -s a \\\n  -d b", expected: ["{…}"] },
-      { line: 16, text: "echo x", expected: ["x"] },
-    ])
-    assert.strictEqual(Blocks.pattern(`{"id":"task_…",…}`), `'{"id":"task_'*'",'*'}'`)
-  })
-
-  it("reads the marker on the line before a fence, blank lines between", () => {
-    const parsed = Blocks.parse(
-      ["<!-- readme: skip needs a key -->", "", "```sh", "x", "```", "```ts", "y", "```"].join("\n"),
-    )
-    assert.deepStrictEqual(
-      parsed.map((b) => b.marker),
-      [{ _tag: "skip", reason: "needs a key" }, { _tag: "run" }],
-    )
-  })
-
-  it("finds an excerpt's lines in order and names those it does not", () => {
-    const file = "a\n  b\nc\nd"
-    assert.deepStrictEqual(Blocks.missingFromExcerpt("a\n// note\nc", file), [])
-    assert.deepStrictEqual(Blocks.missingFromExcerpt("c\nb", file), ["b"])
-  })
-
-  it("runs a command's check in bash: a match passes, a mismatch fails naming the line", async () => {
-    const ok = bash(Blocks.script({ line: 3, text: 'echo \'{"a":1,"b":2}\'', expected: ['{"a":…,"b":2}'] }), ".")
-    assert.strictEqual(await Process.finish(ok), 0, ok.stderr())
-    const bad = bash(Blocks.script({ line: 7, text: "echo nope", expected: ["yes"] }), ".")
-    assert.strictEqual(await Process.finish(bad), 1)
-    assert.match(bad.stderr(), /^README line 7: the output is not what the README shows/)
-  })
 })
