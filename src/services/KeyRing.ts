@@ -8,7 +8,7 @@
  * no record, export or database backup carries one: a backup holding wrapped keys would open
  * with the KEK the operator still holds, and erasure would not reach it. For the same reason the
  * key ring's table belongs in a database whose backups are kept apart from (and shorter than)
- * the data's; see the README's erasure section.
+ * the data's; see docs/operations.md, "Erasure".
  */
 import { Context, type Effect } from "effect"
 import type { Tenant } from "../domain/Tenant.js"

@@ -1,5 +1,5 @@
 /**
- * The README's refund walkthrough with the sweep run from cron instead of inside the server:
+ * The README tour's refund with the sweep run from cron instead of inside the server:
  * `serve --runs` without `--sweep-every`, and `agentplane sweep --runs` from a shell loop. A
  * reviewer decides the task over HTTP, the run sleeps out its cooling-off, a later tick of the
  * loop fires the timer and the run refunds, meets its obligations and closes its case. Every

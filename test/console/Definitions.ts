@@ -1,5 +1,5 @@
 /**
- * The runs module the console's `serve` is given (`--runs`): the README's refund, whose review
+ * The runs module the console's `serve` is given (`--runs`): the README tour's refund, whose review
  * task the reviewer decides; `decided`, whose sends the fixture's policy refuses or holds for a
  * reviewer (§7.12); and `drifts`, a run whose code is not deterministic, so that an
  * operator has a quarantined run to find. `drifts` performs an effect whose arguments count the

@@ -117,7 +117,7 @@ export interface Refund {
   readonly invoice: string
 }
 
-/** Starts the README's reviewed refund as the operator, proposed by `agent` (who is excluded from deciding it). */
+/** Starts the README tour's reviewed refund as the operator, proposed by `agent` (who is excluded from deciding it). */
 export const startRefund = async (f: Fixture, agent = "invoice-bot"): Promise<Refund> => {
   const invoice = `INV-${randomUUID().slice(0, 8)}`
   const started = await Serving.expectCall(201, f.base, "POST", "/runs", f.tokens.ops, {

@@ -1,5 +1,5 @@
 /**
- * The example of the README ("Write a run"): the refund of `examples/refund` on memory and on a
+ * The example of docs/library.md ("Write a run"): the refund of `examples/refund` on memory and on a
  * SQLite file. It refunds once and records it; a closed ledger period unwinds it (refund
  * reversed, then deadline cancelled); crashed in doubt at each of its mutating effects, fresh
  * runtimes finish it with one refund and one ledger entry at the providers.
