@@ -2,6 +2,8 @@
  * What each route declares it can answer with (issue 49 item 3), as one table the declaration
  * tests (`RouteErrors.test.ts`) and the served tests (`RouteErrorsServed.test.ts`) both read.
  */
+import { OpenApi } from "@effect/platform"
+import { Api } from "../../src/http/Api.js"
 
 /** The refusals `Server.refusals` may answer on any route, and the platform's 400 nobody sends. */
 export const SHARED: Record<string, number> = {
@@ -69,7 +71,6 @@ export const DECLARED: Record<string, Record<string, number>> = {
     Unavailable: 503,
     Unauthorized: 401,
     TaskNotFound: 404,
-    NotFound: 404,
     NotPending: 409,
     AlreadyClaimed: 409,
   },
@@ -160,4 +161,33 @@ export const DECLARED: Record<string, Record<string, number>> = {
   "PUT /admin/halt": { Forbidden: 403, AuthorizerUnavailable: 500, Unavailable: 503, Unauthorized: 401 },
   "DELETE /admin/halt": { Forbidden: 403, AuthorizerUnavailable: 500, Unavailable: 503, Unauthorized: 401 },
   "GET /policy": { Forbidden: 403, AuthorizerUnavailable: 500, Unauthorized: 401 },
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON, read by path.
+type Doc = Record<string, any>
+
+/** The tags one response's schema names: a `$ref` or an `anyOf` of them. */
+const refsOf = (schema: Doc | undefined): ReadonlyArray<string> =>
+  schema === undefined
+    ? []
+    : Array.isArray(schema.anyOf)
+      ? schema.anyOf.flatMap(refsOf)
+      : typeof schema.$ref === "string"
+        ? [schema.$ref.split("/").pop() as string]
+        : [`<inline ${JSON.stringify(schema).slice(0, 40)}>`]
+
+/** Every operation of the document as `METHOD /path/:param -> tag -> status`, error statuses only. */
+export const documented = (): Map<string, Map<string, number>> => {
+  const doc = OpenApi.fromApi(Api) as Doc
+  const routes = new Map<string, Map<string, number>>()
+  for (const [path, item] of Object.entries<Doc>(doc.paths))
+    for (const [method, operation] of Object.entries<Doc>(item)) {
+      const tags = new Map<string, number>()
+      for (const [status, response] of Object.entries<Doc>(operation.responses)) {
+        if (Number(status) < 400) continue
+        for (const tag of refsOf(response.content?.["application/json"]?.schema)) tags.set(tag, Number(status))
+      }
+      routes.set(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`, tags)
+    }
+  return routes
 }

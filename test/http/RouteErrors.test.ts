@@ -5,12 +5,12 @@
  * grows a way to fail (or a tag that moves status) is a visible change here. The body refusals
  * every route shares (`Server.refusals`) are checked apart.
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import { HttpApi } from "@effect/platform"
 import { SchemaAST as AST, Option } from "effect"
 import { describe, it } from "vitest"
 import { Api } from "../../src/http/Api.js"
 import { assert } from "../support/Assert.js"
-import { DECLARED, SHARED } from "./RouteErrorTable.js"
+import { DECLARED, documented, SHARED } from "./RouteErrorTable.js"
 
 const tagsOf = (ast: AST.AST): ReadonlyArray<string> => {
   if (AST.isUnion(ast)) return ast.types.flatMap(tagsOf)
@@ -32,35 +32,6 @@ const declared = (): Map<string, Map<string, Array<number>>> => {
       routes.set(`${endpoint.method} ${endpoint.path}`, tags)
     },
   })
-  return routes
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON, read by path.
-type Doc = Record<string, any>
-
-/** The tags one response's schema names: a `$ref` or an `anyOf` of them. */
-const refsOf = (schema: Doc | undefined): ReadonlyArray<string> =>
-  schema === undefined
-    ? []
-    : Array.isArray(schema.anyOf)
-      ? schema.anyOf.flatMap(refsOf)
-      : typeof schema.$ref === "string"
-        ? [schema.$ref.split("/").pop() as string]
-        : [`<inline ${JSON.stringify(schema).slice(0, 40)}>`]
-
-/** Every operation of the document as `METHOD /path/:param -> tag -> status`, error statuses only. */
-const documented = (): Map<string, Map<string, number>> => {
-  const doc = OpenApi.fromApi(Api) as Doc
-  const routes = new Map<string, Map<string, number>>()
-  for (const [path, item] of Object.entries<Doc>(doc.paths))
-    for (const [method, operation] of Object.entries<Doc>(item)) {
-      const tags = new Map<string, number>()
-      for (const [status, response] of Object.entries<Doc>(operation.responses)) {
-        if (Number(status) < 400) continue
-        for (const tag of refsOf(response.content?.["application/json"]?.schema)) tags.set(tag, Number(status))
-      }
-      routes.set(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`, tags)
-    }
   return routes
 }
 
