@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { HttpServer } from "@effect/platform"
-import { describe, it as plain, layer } from "@effect/vitest"
+import { describe, layer, it as plain } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { generateRunId } from "../../src/domain/Ids.js"
 import { Tenant, type TenantId } from "../../src/domain/Tenant.js"
@@ -221,7 +221,11 @@ const invalid =
   (route) => {
     const bad = change(route)
     return serving({}, (s) =>
-      s.send(bad.method, bad.path, { as, headers: headersOf(bad), ...(bad.body === undefined ? {} : { body: bad.body }) }),
+      s.send(bad.method, bad.path, {
+        as,
+        headers: headersOf(bad),
+        ...(bad.body === undefined ? {} : { body: bad.body }),
+      }),
     )
   }
 
