@@ -1,9 +1,9 @@
 /**
- * The stores the archive verbs open: `Store.layer`'s, plus the journal's undecoded read path
- * (`JournalArchive`) on a client of its own to the same store. `Store.layer` does not expose its
+ * The stores the archive verbs open: `StoreFlag.layer`'s, plus the journal's undecoded read path
+ * (`JournalArchive`) on a client of its own to the same store. `StoreFlag.layer` does not expose its
  * client, so the read path opens a second one (one more SQLite handle on the file, a one-connection
  * pool on PostgreSQL), built after the stores' layer has checked and migrated the store; until
- * `Store.layer` can provide `JournalArchive` itself, this is the seam.
+ * `StoreFlag.layer` can provide `JournalArchive` itself, this is the seam.
  */
 import { Duration, Layer, Option } from "effect"
 import type { Backend } from "../errors/StoreError.js"
@@ -12,14 +12,14 @@ import * as PgBackend from "../layers/PgBackend.js"
 import * as SqliteBackend from "../layers/SqliteBackend.js"
 import type { JournalArchive } from "../services/JournalArchive.js"
 import type * as Stores from "../services/Stores.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 export const layer = (
   store: string,
-  timeouts: Store.Timeouts = Store.NO_TIMEOUTS,
-): Layer.Layer<Stores.Stores | JournalArchive, Backend | Store.StoreInvalid> => {
+  timeouts: StoreFlag.Timeouts = StoreFlag.NO_TIMEOUTS,
+): Layer.Layer<Stores.Stores | JournalArchive, Backend | StoreFlag.StoreInvalid> => {
   const secs = (value: Option.Option<number>) => Option.getOrUndefined(Option.map(value, Duration.seconds))
-  const client = Store.isPostgres(store)
+  const client = StoreFlag.isPostgres(store)
     ? PgBackend.layerClient({
         url: store,
         maxConnections: 1,
@@ -28,7 +28,7 @@ export const layer = (
         ...defined("connectTimeout", secs(timeouts.connectTimeout)),
       })
     : SqliteBackend.layerClient({ filename: store, ...defined("busyTimeout", secs(timeouts.busyTimeout)) })
-  const stores = Store.layer(store, timeouts)
+  const stores = StoreFlag.layer(store, timeouts)
   // provideMerge: the stores' layer (which checks `store` and migrates it) is built first.
   return Layer.provideMerge(JournalArchiveSql.layer.pipe(Layer.provide(client)), stores)
 }

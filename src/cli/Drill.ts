@@ -15,7 +15,7 @@ import * as BlobStoreFs from "../layers/BlobStoreFs.js"
 import * as BlobStoreSql from "../layers/BlobStoreSql.js"
 import * as SqlStores from "../layers/SqlStores.js"
 import * as Keys from "./Keys.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 export const DEFAULT_BLOBS = "./agentplane-blobs"
 
@@ -36,7 +36,7 @@ const tenant = Options.text("tenant").pipe(
 
 export const command = Command.make(
   "drill",
-  { store: Store.option, tenant, blobs, keying: Keys.options },
+  { store: StoreFlag.option, tenant, blobs, keying: Keys.options },
   ({ store, tenant, blobs, keying }) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(tenant), { onLeft: Effect.fail, onRight: Effect.succeed })

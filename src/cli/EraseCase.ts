@@ -23,7 +23,7 @@ import * as BlobStoreFs from "../layers/BlobStoreFs.js"
 import * as BlobStoreSql from "../layers/BlobStoreSql.js"
 import * as Drill from "./Drill.js"
 import * as Keys from "./Keys.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 const kase = Options.text("case").pipe(
   Options.withDescription("required: the case to erase, case_… (env AGENTPLANE_CASE)"),
@@ -51,7 +51,7 @@ const tenant = Options.text("tenant").pipe(
 
 export const command = Command.make(
   "erase-case",
-  { store: Store.option, tenant, case: kase, reason, blobs: Drill.blobs, keying: Keys.options, blobsOnly },
+  { store: StoreFlag.option, tenant, case: kase, reason, blobs: Drill.blobs, keying: Keys.options, blobsOnly },
   (options) =>
     Effect.gen(function* () {
       const id = yield* Either.match(Tenant.parse(options.tenant), { onLeft: Effect.fail, onRight: Effect.succeed })
@@ -66,7 +66,7 @@ export const command = Command.make(
       const at = Time.fromMillis(yield* Clock.currentTimeMillis)
       const expired = yield* eraseCase(target, at, options.reason, { blobsOnly: options.blobsOnly }).pipe(
         Effect.provideService(Tenant.Tenant, id),
-        Effect.provide(Layer.mergeAll(Keys.stores(options.store, Store.NO_TIMEOUTS, ring), blobs, keyRing)),
+        Effect.provide(Layer.mergeAll(Keys.stores(options.store, StoreFlag.NO_TIMEOUTS, ring), blobs, keyRing)),
         Effect.map(Option.some),
         // Exit 2, as a sweep that needs attention: the operator asked for something not done.
         Effect.catchIf(

@@ -18,7 +18,7 @@ import * as Heap from "../archive/Heap.js"
 import * as Progress from "../archive/Progress.js"
 import * as Tenant from "../domain/Tenant.js"
 import * as ArchiveStore from "./ArchiveStore.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 export const tenant = Options.text("tenant").pipe(
   Options.withDescription("the tenant (env AGENTPLANE_TENANT; default default)"),
@@ -58,7 +58,7 @@ const out = Options.text("out").pipe(
 
 export const command = Command.make(
   "export",
-  { store: Store.option, tenant, out, quiet, timeouts: Store.timeoutOptions },
+  { store: StoreFlag.option, tenant, out, quiet, timeouts: StoreFlag.timeoutOptions },
   ({ store, tenant, out, quiet, timeouts }) =>
     Effect.gen(function* () {
       const id = yield* tenantId(tenant)

@@ -9,7 +9,7 @@ import * as Tenant from "../domain/Tenant.js"
 import * as Time from "../domain/Time.js"
 import { JournalStore } from "../services/JournalStore.js"
 import { tenant, tenantId } from "./Export.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 const olderThanDays = Options.integer("older-than-days").pipe(
   Options.withSchema(
@@ -25,7 +25,7 @@ const olderThanDays = Options.integer("older-than-days").pipe(
 
 export const command = Command.make(
   "forget-admissions",
-  { store: Store.option, tenant, olderThanDays, timeouts: Store.timeoutOptions },
+  { store: StoreFlag.option, tenant, olderThanDays, timeouts: StoreFlag.timeoutOptions },
   ({ store, tenant, olderThanDays, timeouts }) =>
     Effect.gen(function* () {
       const id = yield* tenantId(tenant)
@@ -33,7 +33,7 @@ export const command = Command.make(
       const olderThan = Time.Timestamp.make(now - olderThanDays * 86_400)
       const freed = yield* Effect.flatMap(JournalStore, (journal) => journal.forgetAdmissions(olderThan)).pipe(
         Effect.provideService(Tenant.Tenant, id),
-        Effect.provide(Store.layer(store, timeouts)),
+        Effect.provide(StoreFlag.layer(store, timeouts)),
       )
       // JSON like every other verb's report, so a script reads it the same way.
       yield* Console.log(JSON.stringify({ kind: "agentplane.admissions.forgotten", olderThan, freed }))

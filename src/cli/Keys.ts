@@ -28,7 +28,7 @@ import * as Migrations from "../layers/Migrations.js"
 import * as PgBackend from "../layers/PgBackend.js"
 import * as SqliteBackend from "../layers/SqliteBackend.js"
 import type * as Stores from "../services/Stores.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 /** `--keys`: the key ring's database, a SQLite file or a postgres:// URL. */
 export const keys = Options.text("keys").pipe(
@@ -75,7 +75,7 @@ export { SealedUnderOtherKek, SealedWithoutKek } from "../errors/ErasureError.js
  */
 export const resolve = (keying: Keying, store: string): Effect.Effect<Option.Option<Ring>, KekInvalid> =>
   Effect.flatMap(fromFlags(keying), (ring) =>
-    Option.isSome(ring) || Store.isPostgres(store)
+    Option.isSome(ring) || StoreFlag.isPostgres(store)
       ? Effect.succeed(ring)
       : Effect.map(Kek.fromFileIfPresent(Kek.besideStore(store)), (kek) =>
           Option.map(kek, (k): Ring => ({ kek: k, keys: keying.keys, beside: Kek.besideStore(store) })),
@@ -93,7 +93,7 @@ export const outOfTheBox = (
   ring: Option.Option<Ring>,
   keys: Option.Option<string>,
 ): Effect.Effect<Option.Option<Ring>, KekInvalid> =>
-  Option.isSome(ring) || Store.isPostgres(store) || existsSync(store)
+  Option.isSome(ring) || StoreFlag.isPostgres(store) || existsSync(store)
     ? Effect.succeed(ring)
     : Effect.map(Kek.create(Kek.besideStore(store)), (kek) =>
         Option.some({ kek, keys, beside: Kek.besideStore(store) }),
@@ -129,13 +129,13 @@ export const fromFlags = (keying: Keying): Effect.Effect<Option.Option<Ring>, Ke
   })
 
 /** A migrated client on `store` (checked as `--store` is). */
-export const client = (store: string): Layer.Layer<SqlClient.SqlClient, Backend | Store.StoreInvalid> =>
-  Either.match(Store.check(store), {
+export const client = (store: string): Layer.Layer<SqlClient.SqlClient, Backend | StoreFlag.StoreInvalid> =>
+  Either.match(StoreFlag.check(store), {
     onLeft: Layer.fail,
     onRight: (checked) =>
       Layer.provideMerge(
         Layer.fresh(Migrations.layer),
-        Store.isPostgres(checked)
+        StoreFlag.isPostgres(checked)
           ? PgBackend.layerClient({ url: checked })
           : SqliteBackend.layerClient({ filename: checked }),
       ),
@@ -151,12 +151,12 @@ export const keyRing = (store: string, ring: Ring) =>
  */
 export const stores = (
   store: string,
-  timeouts: Store.Timeouts,
+  timeouts: StoreFlag.Timeouts,
   ring: Option.Option<Ring>,
-): Layer.Layer<Stores.Stores, Backend | Store.StoreInvalid | SealedWithoutKek | SealedUnderOtherKek> => {
-  // After `Store.layer`, so the store is migrated (the mark's table exists) and a file that
+): Layer.Layer<Stores.Stores, Backend | StoreFlag.StoreInvalid | SealedWithoutKek | SealedUnderOtherKek> => {
+  // After `StoreFlag.layer`, so the store is migrated (the mark's table exists) and a file that
   // cannot be opened is named the way every verb names it.
-  const checked = Layer.flatMap(Store.layer(store, timeouts), (context) =>
+  const checked = Layer.flatMap(StoreFlag.layer(store, timeouts), (context) =>
     Layer.effectContext(
       Effect.as(
         Effect.scoped(
@@ -164,7 +164,7 @@ export const stores = (
             Effect.flatMap((c) =>
               Effect.provide(
                 SealingMark.check(
-                  Store.show(store),
+                  StoreFlag.show(store),
                   Option.map(ring, (r) => r.kek.id),
                 ),
                 c,

@@ -17,7 +17,7 @@ import { JournalStore } from "../services/JournalStore.js"
 import { LogStore } from "../services/LogStore.js"
 import { exitWith, tenant, tenantId } from "./Export.js"
 import * as LogKeyFile from "./LogKeyFile.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 const what = Args.choice(
   [
@@ -57,13 +57,13 @@ export const command = Command.make(
   "log",
   {
     what,
-    store: Store.option,
+    store: StoreFlag.option,
     tenant,
     run,
     size,
     from,
     to,
-    timeouts: Store.timeoutOptions,
+    timeouts: StoreFlag.timeoutOptions,
     key: LogKeyFile.options,
   },
   (flags) =>
@@ -87,7 +87,7 @@ const fromStore = (flags: {
   readonly size: Option.Option<number>
   readonly from: Option.Option<number>
   readonly to: Option.Option<number>
-  readonly timeouts: Store.Timeouts
+  readonly timeouts: StoreFlag.Timeouts
 }) =>
   Effect.gen(function* () {
     const log = yield* LogStore
@@ -137,5 +137,5 @@ const fromStore = (flags: {
     yield* Console.log(JSON.stringify(LogJson.consistency(flags.from.value, target, proof)))
   }).pipe(
     Effect.provideServiceEffect(Tenant.Tenant, tenantId(flags.tenant)),
-    Effect.provide(Store.layer(flags.store, flags.timeouts)),
+    Effect.provide(StoreFlag.layer(flags.store, flags.timeouts)),
   )

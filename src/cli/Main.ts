@@ -20,6 +20,7 @@ import { Console, Effect, Option } from "effect"
 import { VERSION } from "../Version.js"
 import type * as Drill from "./Drill.js"
 import type * as EraseCase from "./EraseCase.js"
+import * as Exits from "./Exits.js"
 import type * as Export from "./Export.js"
 import type * as ForgetAdmissions from "./ForgetAdmissions.js"
 import * as Help from "./Help.js"
@@ -145,9 +146,17 @@ if (process.env.npm_command === "exec") {
   watch.unref()
 }
 
+/** The verb this run names, if it names one; its failures are held to its table (`Exits.ts`). */
+const verb = named[0]?.[0]
+
 main(process.argv).pipe(
-  Effect.tapErrorCause(Report.report),
+  Effect.tapErrorCause((cause) => Report.report(cause, (error) => Exits.isDeclared(verb, error))),
   Report.plainInPipes,
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true }),
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    // A declared failure exits with its code, anything else as the bug it is; a verb's own code
+    // on success (process.exitCode) is left alone, as runMain leaves it for 0.
+    teardown: (exit, onExit) => onExit(Exits.codeOf(verb, exit)),
+  }),
 )

@@ -7,14 +7,14 @@
 import { Command } from "@effect/cli"
 import { Console, Effect } from "effect"
 import * as Migrations from "../layers/Migrations.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 export const command = Command.make(
   "migrate",
-  { store: Store.option, timeouts: Store.timeoutOptions },
+  { store: StoreFlag.option, timeouts: StoreFlag.timeoutOptions },
   ({ store, timeouts }) =>
     Effect.gen(function* () {
-      const applied = yield* Migrations.run.pipe(Effect.provide(Store.layerClient(store, timeouts)))
-      yield* Console.log(JSON.stringify({ kind: "agentplane.migrate.done", store: Store.show(store), applied }))
+      const applied = yield* Migrations.run.pipe(Effect.provide(StoreFlag.layerClient(store, timeouts)))
+      yield* Console.log(JSON.stringify({ kind: "agentplane.migrate.done", store: StoreFlag.show(store), applied }))
     }),
 ).pipe(Command.withDescription("apply pending migrations to the store, print how many as a JSON line, and exit"))

@@ -54,12 +54,19 @@ export const plainInPipes = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Ef
     ),
   )
 
-/** Reports `cause`; an interruption (SIGINT, SIGTERM) is a clean stop and reports nothing. */
-export const report = (cause: Cause.Cause<unknown>): Effect.Effect<void> =>
+/**
+ * Reports `cause`; an interruption (SIGINT, SIGTERM) is a clean stop and reports nothing. A
+ * failure `declared` does not accept (one the verb does not list, `Exits.ts`) is reported as the
+ * defect it is, with its whole cause.
+ */
+export const report = (
+  cause: Cause.Cause<unknown>,
+  declared: (error: unknown) => boolean = () => true,
+): Effect.Effect<void> =>
   Cause.isInterruptedOnly(cause)
     ? Effect.void
     : Cause.failureOption(cause).pipe((failure) =>
-        failure._tag === "Some"
+        failure._tag === "Some" && declared(failure.value)
           ? ValidationError.isValidationError(failure.value)
             ? Effect.void
             : Console.error(line(failure.value))

@@ -17,7 +17,7 @@ import * as Verify from "../archive/Verify.js"
 import * as Tenant from "../domain/Tenant.js"
 import { exitWith, quiet, readLines, tenant, tenantId } from "./Export.js"
 import * as Report from "./Report.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 const input = Options.file("in", { exists: "yes" }).pipe(
   Options.withDescription("the export file (env AGENTPLANE_IN; required: restore reads it twice)"),
@@ -33,7 +33,7 @@ const batch = Options.integer("batch").pipe(
 
 export const command = Command.make(
   "restore",
-  { store: Store.option, tenant, input, batch, quiet, timeouts: Store.timeoutOptions },
+  { store: StoreFlag.option, tenant, input, batch, quiet, timeouts: StoreFlag.timeoutOptions },
   ({ store, tenant, input, batch, quiet, timeouts }) =>
     Effect.gen(function* () {
       const id = yield* tenantId(tenant)
@@ -42,7 +42,7 @@ export const command = Command.make(
       // checked first, with no store open, so a refusal for damage leaves no empty store behind
       // to be mistaken for a restored one (deleting it afterwards would race another process
       // that opened the same new file meanwhile).
-      if (!Store.isPostgres(store) && !existsSync(store)) {
+      if (!StoreFlag.isPostgres(store) && !existsSync(store)) {
         const damaged = yield* Verify.lines(lines, () => Effect.void).pipe(
           Effect.as(undefined),
           Effect.catchTags({
@@ -67,7 +67,7 @@ export const command = Command.make(
       }
       const outcome = yield* Restore.restore(() => lines, { batch, onProgress }).pipe(
         Effect.provideService(Tenant.Tenant, id),
-        Effect.provide(Store.layer(store, timeouts)),
+        Effect.provide(StoreFlag.layer(store, timeouts)),
         Effect.map((restored) => ({ code: 0, report: { restored: true, ...restored } })),
         Effect.catchTags({
           ExportDamaged: (e) => Effect.succeed({ code: 2, error: e }),

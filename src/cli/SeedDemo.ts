@@ -19,7 +19,7 @@ import * as Time from "../domain/Time.js"
 import { CaseStore } from "../services/CaseStore.js"
 import { TaskStore } from "../services/TaskStore.js"
 import * as Keys from "./Keys.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 /** The agent that proposes the refund; the task excludes it, so it cannot approve itself (four eyes). */
 export const AGENT = "invoice-bot"
@@ -90,7 +90,7 @@ export const seed = Effect.gen(function* () {
   return { case: correlation.case, task: task.id }
 })
 
-export const command = Command.make("seed-demo", { store: Store.option, tenant, keying: Keys.options }, (options) =>
+export const command = Command.make("seed-demo", { store: StoreFlag.option, tenant, keying: Keys.options }, (options) =>
   Effect.gen(function* () {
     const tenantId = yield* Effect.mapError(
       Tenant.parse(options.tenant),
@@ -99,7 +99,7 @@ export const command = Command.make("seed-demo", { store: Store.option, tenant, 
     const ring = yield* Keys.resolve(options.keying, options.store)
     const ids = yield* seed.pipe(
       Effect.provideService(Tenant.Tenant, tenantId),
-      Effect.provide(Keys.stores(options.store, Store.NO_TIMEOUTS, ring)),
+      Effect.provide(Keys.stores(options.store, StoreFlag.NO_TIMEOUTS, ring)),
     )
     yield* Console.log(`CASE=${ids.case}`)
     yield* Console.log(`TASK=${TaskId.show(ids.task)}`)

@@ -1,7 +1,7 @@
 /**
  * `agentplane serve`: the operator HTTP API (§8.1, §8.3). Refuses to start without a credential
  * table and a policy, with either malformed, with a policy naming a role no credential holds, on
- * a store `Store.check` refuses or on an address it cannot bind; only then migrates the store,
+ * a store `StoreFlag.check` refuses or on an address it cannot bind; only then migrates the store,
  * and serves until SIGINT or SIGTERM, when the server stops accepting, in-flight requests finish
  * and the store closes.
  */
@@ -29,7 +29,7 @@ import * as Definitions from "./Definitions.js"
 import * as Integration from "./Integration.js"
 import * as Keys from "./Keys.js"
 import * as LogKeyFile from "./LogKeyFile.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 import * as Sweep from "./Sweep.js"
 
 /** `serve` cannot start as configured; `message` says what to change. */
@@ -123,7 +123,7 @@ export interface ServeOptions {
   readonly docsCredential?: boolean
   /** `--no-console`: do not serve the console (`Console.ts`); default served. */
   readonly noConsole?: boolean
-  readonly timeouts?: Store.Timeouts
+  readonly timeouts?: StoreFlag.Timeouts
   /** `--runs`: the module of run definitions to register and start (`Definitions.ts`). */
   readonly runs?: Option.Option<string>
   /** `--lease-ttl`: the runtime's lease TTL in seconds; absent, the runtime's default. */
@@ -236,7 +236,7 @@ export const layer = (options: ServeOptions) => Effect.map(build(options), (buil
 const build = (options: ServeOptions) =>
   Effect.gen(function* () {
     const address = yield* Effect.mapError(Address.parse(options.addr), (message) => new StartRefused({ message }))
-    const store = yield* Store.check(options.store)
+    const store = yield* StoreFlag.check(options.store)
     const credentials = yield* source(
       "a credential table",
       "tokens",
@@ -300,14 +300,14 @@ const build = (options: ServeOptions) =>
       startable: runs.startable,
       ...(leaseTtlSecs === undefined ? {} : { runtime: { leaseTtlSecs } }),
       // The probe opens its own connection to the same store (`Readiness.ts`).
-      readiness: Store.isPostgres(store) ? Readiness.layerPg(store) : Readiness.layerSqlite(store),
+      readiness: StoreFlag.isPostgres(store) ? Readiness.layerPg(store) : Readiness.layerSqlite(store),
       scrapeDigests,
       metricTenant: options.metricTenant ?? false,
       docs: { credential: options.docsCredential ?? false },
       console: options.noConsole !== true,
     }).pipe(
       Layer.provide(Layer.mergeAll(Layer.succeed(Credentials.Credentials, credentials), authorizer, runPolicy)),
-      Layer.provideMerge(Keys.stores(store, options.timeouts ?? Store.NO_TIMEOUTS, ring)),
+      Layer.provideMerge(Keys.stores(store, options.timeouts ?? StoreFlag.NO_TIMEOUTS, ring)),
     )
     // The sweeping fiber lives in the layer's scope: on shutdown it is interrupted first, before
     // the server, the runtime and the store close.
@@ -363,7 +363,7 @@ export const serve = (options: ServeOptions) =>
   Effect.flatMap(build(options), ({ layer: server, sealing, log }) =>
     HttpServer.addressFormattedWith((address) =>
       Console.log(
-        `agentplane serving ${address} (store ${Store.show(options.store)}, ${sealing}${
+        `agentplane serving ${address} (store ${StoreFlag.show(options.store)}, ${sealing}${
           (options.sweepEvery ?? 0) > 0 ? `, sweeping every ${options.sweepEvery}s` : ""
         }${Option.match(log, { onNone: () => "", onSome: (l) => `, ${l}` })})`,
       ),
@@ -400,13 +400,13 @@ export const command = Command.make(
   "serve",
   {
     addr,
-    store: Store.option,
+    store: StoreFlag.option,
     tokens,
     policy,
     sweepEvery,
     eventGrace: Sweep.eventGrace,
     metricTenant: Sweep.metricTenant,
-    timeouts: Store.timeoutOptions,
+    timeouts: StoreFlag.timeoutOptions,
     runs: Definitions.option,
     leaseTtl: Definitions.leaseTtl,
     logLevel,

@@ -23,7 +23,7 @@ import * as Definitions from "./Definitions.js"
 import * as Integration from "./Integration.js"
 import * as Keys from "./Keys.js"
 import * as LogKeyFile from "./LogKeyFile.js"
-import * as Store from "./Store.js"
+import * as StoreFlag from "./StoreFlag.js"
 
 export const eventGrace = Options.integer("event-grace").pipe(
   Options.withDescription(
@@ -138,11 +138,11 @@ export const reportJson = (report: Sweeper.SweepReport) => ({
 export const command = Command.make(
   "sweep",
   {
-    store: Store.option,
+    store: StoreFlag.option,
     tenant,
     tokens,
     eventGrace,
-    timeouts: Store.timeoutOptions,
+    timeouts: StoreFlag.timeoutOptions,
     keying: Keys.options,
     runs: Definitions.option,
     policy,

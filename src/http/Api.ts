@@ -219,8 +219,9 @@ export class Tasks extends HttpApiGroup.make("tasks")
       .setPath(taskPath)
       .setPayload(Wire.DecisionRequest)
       .addSuccess(Wire.DecideAnswer)
+      // A task that vanishes between its claim and its completion is `TaskNotFound` too
+      // (`handlers/Tasks.ts`), so the route answers one 404, never the store's `NotFound`.
       .addError(TaskNotFound, { status: 404 })
-      .addError(NotFound, { status: 404 })
       .addError(Excluded, { status: 403 })
       .addError(WrongRole, { status: 403 })
       .addError(NotPending, { status: 409 })

@@ -22,9 +22,6 @@ export class ScrapeAuthentication extends HttpApiMiddleware.Tag<ScrapeAuthentica
   { failure: Unauthorized, security: { bearer: HttpApiSecurity.bearer } },
 ) {}
 
-/** No scrape credential: nobody may scrape. */
-export const layerNone: Layer.Layer<ScrapeDigests> = Layer.succeed(ScrapeDigests, new Set())
-
 /** Scraping with the tokens whose digests are `digests`. */
 export const layerDigests = (digests: Iterable<Digest.Digest>): Layer.Layer<ScrapeDigests> =>
   Layer.succeed(ScrapeDigests, new Set(digests))

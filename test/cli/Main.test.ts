@@ -13,7 +13,7 @@ import Database from "better-sqlite3"
 import { Either } from "effect"
 import pg from "pg"
 import { afterAll, describe, inject, it } from "vitest"
-import * as Store from "../../src/cli/Store.js"
+import * as StoreFlag from "../../src/cli/StoreFlag.js"
 import * as Credentials from "../../src/http/Credentials.js"
 import { assert } from "../support/Assert.js"
 
@@ -363,15 +363,15 @@ describe("agentplane serve refuses", { timeout: 180_000 }, () => {
 
 describe("--store", () => {
   it("a postgres:// or postgresql:// URL is PostgreSQL, anything else a SQLite file", () => {
-    assert.isTrue(Store.isPostgres("postgres://u@h/db"))
-    assert.isTrue(Store.isPostgres("PostgreSQL://u@h/db"))
-    assert.isFalse(Store.isPostgres("./agentplane.db"))
-    assert.isFalse(Store.isPostgres("postgres.db"))
+    assert.isTrue(StoreFlag.isPostgres("postgres://u@h/db"))
+    assert.isTrue(StoreFlag.isPostgres("PostgreSQL://u@h/db"))
+    assert.isFalse(StoreFlag.isPostgres("./agentplane.db"))
+    assert.isFalse(StoreFlag.isPostgres("postgres.db"))
   })
 
   it("refuses what would not be a durable store, and takes a path or a postgres:// URL", () => {
     const refused = (store: string) => {
-      const checked = Store.check(store)
+      const checked = StoreFlag.check(store)
       if (Either.isRight(checked)) return assert.fail(`accepted ${JSON.stringify(store)}`)
       assert.strictEqual(checked.left._tag, "StoreInvalid")
       return checked.left.detail
@@ -390,15 +390,15 @@ describe("--store", () => {
     assert.match(refused("redis://db"), /^is a redis:\/\/ URL/)
     assert.match(refused("postgres://[oops/plane"), /^is not a valid postgres:\/\/ URL/)
     for (const store of ["./agentplane.db", "/var/lib/plane.db", "plane", "postgres://u@h/db", "postgresql://h/db"]) {
-      assert.deepStrictEqual(Store.check(store), Either.right(store))
+      assert.deepStrictEqual(StoreFlag.check(store), Either.right(store))
     }
   })
 
   it("is shown with a URL's password masked", () => {
-    assert.strictEqual(Store.show("postgres://app:s3cret@db:5432/plane"), "postgres://app:***@db:5432/plane")
-    assert.strictEqual(Store.show("mysql://app:s3cret@db/plane"), "mysql://app:***@db/plane")
-    assert.strictEqual(Store.show("postgres://app@db/plane"), "postgres://app@db/plane")
-    assert.strictEqual(Store.show("./agentplane.db"), "./agentplane.db")
+    assert.strictEqual(StoreFlag.show("postgres://app:s3cret@db:5432/plane"), "postgres://app:***@db:5432/plane")
+    assert.strictEqual(StoreFlag.show("mysql://app:s3cret@db/plane"), "mysql://app:***@db/plane")
+    assert.strictEqual(StoreFlag.show("postgres://app@db/plane"), "postgres://app@db/plane")
+    assert.strictEqual(StoreFlag.show("./agentplane.db"), "./agentplane.db")
   })
 })
 

@@ -4,13 +4,13 @@
 import { HttpServerError } from "@effect/platform"
 import { describe, it } from "vitest"
 import * as Report from "../../src/cli/Report.js"
-import * as Store from "../../src/cli/Store.js"
+import * as StoreFlag from "../../src/cli/StoreFlag.js"
 import { assert } from "../support/Assert.js"
 
 describe("Report.line", () => {
   it("is the error's message after agentplane:", () => {
     assert.strictEqual(
-      Report.line(new Store.StoreInvalid({ store: ":memory:", detail: "is in memory" })),
+      Report.line(new StoreFlag.StoreInvalid({ store: ":memory:", detail: "is in memory" })),
       'agentplane: store ":memory:" (--store, AGENTPLANE_STORE or AGENTPLANE_DATABASE_URL): is in memory',
     )
   })

@@ -10,165 +10,7 @@ import { SchemaAST as AST, Option } from "effect"
 import { describe, it } from "vitest"
 import { Api } from "../../src/http/Api.js"
 import { assert } from "../support/Assert.js"
-
-/** The refusals `Server.refusals` may answer on any route, and the platform's 400 nobody sends. */
-const SHARED: Record<string, number> = {
-  HttpApiDecodeError: 400,
-  InvalidRequest: 422,
-  PayloadTooLarge: 413,
-  UnsupportedMediaType: 415,
-}
-
-/** Route by route, the errors it answers with beyond the shared ones, and each one's status. */
-const DECLARED: Record<string, Record<string, number>> = {
-  "GET /healthz": {},
-  "GET /readyz": { NotReady: 503 },
-  "GET /metrics": { Unauthorized: 401 },
-  "POST /events": { Forbidden: 403, AuthorizerUnavailable: 500, Corrupt: 500, Unauthorized: 401, Unavailable: 503 },
-  "OPTIONS /events": { Forbidden: 403, AuthorizerUnavailable: 500, Unauthorized: 401 },
-  "GET /tasks": { Forbidden: 403, AuthorizerUnavailable: 500, Corrupt: 500, Unavailable: 503, Unauthorized: 401 },
-  "GET /tasks/:task": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    TaskNotFound: 404,
-  },
-  "POST /tasks/:task/claim": {
-    Forbidden: 403,
-    Excluded: 403,
-    WrongRole: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    TaskNotFound: 404,
-    NotPending: 409,
-    AlreadyClaimed: 409,
-  },
-  "POST /tasks/:task/release": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    TaskNotFound: 404,
-    NotHeld: 409,
-  },
-  "POST /tasks/:task/takeover": {
-    Forbidden: 403,
-    Excluded: 403,
-    WrongRole: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    TaskNotFound: 404,
-    NotPending: 409,
-    NotHeld: 409,
-  },
-  "POST /tasks/:task/decide": {
-    Forbidden: 403,
-    Excluded: 403,
-    WrongRole: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    TaskNotFound: 404,
-    NotFound: 404,
-    NotPending: 409,
-    AlreadyClaimed: 409,
-  },
-  "GET /cases": { Forbidden: 403, AuthorizerUnavailable: 500, Corrupt: 500, Unavailable: 503, Unauthorized: 401 },
-  "GET /cases/:case": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    NotFound: 404,
-  },
-  "GET /obligations": { Forbidden: 403, AuthorizerUnavailable: 500, Corrupt: 500, Unavailable: 503, Unauthorized: 401 },
-  "GET /runs": { Forbidden: 403, AuthorizerUnavailable: 500, Corrupt: 500, Unavailable: 503, Unauthorized: 401 },
-  "POST /runs": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    NotFound: 404,
-    AdmissionRefused: 429,
-    AdmissionConflict: 409,
-  },
-  "GET /runs/:run": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    NotFound: 404,
-  },
-  "POST /runs/:run/cancel": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    NotFound: 404,
-    RunClosed: 409,
-  },
-  "GET /runs/:run/journal": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    NotFound: 404,
-  },
-  "GET /log/checkpoint": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    NotFound: 404,
-  },
-  "GET /log/inclusion": {
-    RunOutsideSize: 422,
-    SizeBeyondLog: 422,
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    RunNotLogged: 404,
-    NotFound: 404,
-    RunNotIntegrated: 409,
-  },
-  "GET /log/consistency": {
-    SizesUnordered: 422,
-    SizeBeyondLog: 422,
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-    NotFound: 404,
-  },
-  "GET /dead-letters": {
-    Forbidden: 403,
-    AuthorizerUnavailable: 500,
-    Corrupt: 500,
-    Unavailable: 503,
-    Unauthorized: 401,
-  },
-  "GET /census": { Forbidden: 403, AuthorizerUnavailable: 500, Corrupt: 500, Unavailable: 503, Unauthorized: 401 },
-  "PUT /admin/halt": { Forbidden: 403, AuthorizerUnavailable: 500, Unavailable: 503, Unauthorized: 401 },
-  "DELETE /admin/halt": { Forbidden: 403, AuthorizerUnavailable: 500, Unavailable: 503, Unauthorized: 401 },
-  "GET /policy": { Forbidden: 403, AuthorizerUnavailable: 500, Unauthorized: 401 },
-}
+import { DECLARED, documented, SHARED } from "./RouteErrorTable.js"
 
 const tagsOf = (ast: AST.AST): ReadonlyArray<string> => {
   if (AST.isUnion(ast)) return ast.types.flatMap(tagsOf)
@@ -212,5 +54,18 @@ describe("route errors", () => {
     for (const tags of declared().values())
       for (const [tag, statuses] of tags) for (const s of statuses) seen.set(tag, (seen.get(tag) ?? new Set()).add(s))
     for (const [tag, statuses] of seen) assert.strictEqual(statuses.size, 1, `${tag}: ${[...statuses]}`)
+  })
+
+  it("the OpenAPI document lists, per operation, exactly the route's declared errors at their statuses", () => {
+    const routes = documented()
+    assert.deepStrictEqual([...routes.keys()].sort(), Object.keys(DECLARED).sort())
+    for (const [route, tags] of routes) {
+      const own = Object.fromEntries([...tags].filter(([tag]) => SHARED[tag] === undefined))
+      assert.deepStrictEqual(own, DECLARED[route], route)
+      // A shared refusal is listed only where it can happen (`ApiDocument.document`), but always at its status.
+      for (const [tag, status] of tags) if (SHARED[tag] !== undefined) assert.strictEqual(status, SHARED[tag], route)
+      // The 400 the platform lists is never sent (`Server.refusals` answers 422), so it is gone.
+      assert.isFalse(tags.has("HttpApiDecodeError"), route)
+    }
   })
 })
