@@ -258,42 +258,101 @@ export interface Position {
 
 const encodeKind = Schema.encodeSync(Kind)
 
-/** No struct inside: a field whose value is a primitive, a literal or `Json`, refined or not. */
-const flat = (ast: SchemaAST.AST): boolean =>
-  ast._tag === "TypeLiteral"
-    ? false
-    : ast._tag === "Union"
-      ? ast.types.every(flat)
-      : ast._tag === "Refinement"
-        ? flat(ast.from)
-        : true
+/**
+ * What a field of a plain kind may hold, read off its schema: `leaf` (a primitive, a literal or
+ * `Json`, refined or not: any value but `undefined`), `absent` (`undefined`, the other side of an
+ * optional field), a struct of such fields, or a union of structs (with `absent` beside them).
+ */
+type Shape =
+  | { readonly _tag: "leaf" }
+  | { readonly _tag: "absent" }
+  | { readonly _tag: "struct"; readonly fields: ReadonlyMap<string, Shape> }
+  | { readonly _tag: "union"; readonly members: ReadonlyArray<Shape> }
+
+const LEAF: Shape = { _tag: "leaf" }
+const ABSENT: Shape = { _tag: "absent" }
 
 /**
- * Per kind, its fields, for the plain kinds: the schema is its own type side (nothing transforms)
- * and no field holds a struct. Encoding a payload of such a kind only checks it and drops fields
- * outside the schema, so a payload with no such field is its own encoding. A kind with a struct
- * inside (a suspension's reason, an admission's `governed_by`) would need the same check all the
- * way down; it is encoded instead.
+ * The shape of a schema's type side, or `undefined` when its encoding could differ from the value
+ * in a way a walk cannot see: a struct with index signatures, a refined struct (its filter would
+ * go unchecked), or a union of a struct with a leaf (the leaf would let any struct through).
  */
-const plainKinds: ReadonlyMap<string, ReadonlySet<string>> = new Map(
-  Kind.members.flatMap((member) =>
-    SchemaAST.typeAST(member.ast) === member.ast &&
-    member.ast._tag === "TypeLiteral" &&
-    member.ast.propertySignatures.every((field) => flat(field.type))
-      ? [[member.fields.kind.literals[0], new Set(Object.keys(member.fields))] as const]
-      : [],
-  ),
+const shapeOf = (ast: SchemaAST.AST): Shape | undefined => {
+  switch (ast._tag) {
+    case "UndefinedKeyword":
+      return ABSENT
+    case "TypeLiteral": {
+      if (ast.indexSignatures.length > 0) return undefined
+      const fields = new Map<string, Shape>()
+      for (const field of ast.propertySignatures) {
+        const shape = shapeOf(field.type)
+        if (shape === undefined || typeof field.name !== "string") return undefined
+        fields.set(field.name, shape)
+      }
+      return { _tag: "struct", fields }
+    }
+    case "Union": {
+      const members: Array<Shape> = []
+      for (const type of ast.types) {
+        const shape = shapeOf(type)
+        if (shape === undefined) return undefined
+        members.push(shape)
+      }
+      if (members.every((m) => m._tag === "leaf" || m._tag === "absent")) return LEAF
+      return members.some((m) => m._tag === "leaf") ? undefined : { _tag: "union", members }
+    }
+    case "Refinement": {
+      const from = shapeOf(ast.from)
+      return from?._tag === "leaf" ? LEAF : undefined
+    }
+    default:
+      return LEAF
+  }
+}
+
+/**
+ * Whether `value` is its own encoding under `shape`: every struct holds only fields its schema
+ * names, none of them `undefined`, each matching its own shape (a union: one of its members).
+ * Encoding such a value only checks it and drops fields outside the schema, and there are none.
+ */
+const fits = (shape: Shape, value: unknown): boolean => {
+  switch (shape._tag) {
+    case "leaf":
+      return value !== undefined
+    case "absent":
+      return false
+    case "union":
+      return shape.members.some((m) => fits(m, value))
+    case "struct": {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return false
+      for (const key in value) {
+        const field = shape.fields.get(key)
+        if (field === undefined || !fits(field, (value as { readonly [k: string]: unknown })[key])) return false
+      }
+      return true
+    }
+  }
+}
+
+/**
+ * Per kind, its shape, for the plain kinds: the schema is its own type side (nothing transforms),
+ * so a payload that fits it is its own encoding. All 25 kinds are plain today; a kind that is not
+ * (a transformation, a refined struct) is encoded through its schema and parsed back instead.
+ */
+const plainKinds: ReadonlyMap<string, Shape> = new Map(
+  Kind.members.flatMap((member) => {
+    const shape = SchemaAST.typeAST(member.ast) === member.ast ? shapeOf(member.ast) : undefined
+    return shape?._tag === "struct" ? [[member.fields.kind.literals[0], shape] as const] : []
+  }),
 )
 
 /**
- * A payload that is its own encoding, else `undefined`: a plain kind's, with no field outside its
- * schema and none undefined. Decoding its canonical text gives it back, so the store need not.
+ * A payload that is its own encoding, else `undefined`: a plain kind's that fits its shape.
+ * Decoding its canonical text gives it back, so the store need not.
  */
 const selfEncoded = (payload: Kind): Kind | undefined => {
-  const fields = plainKinds.get(payload.kind)
-  if (fields === undefined) return undefined
-  for (const [key, value] of Object.entries(payload)) if (value === undefined || !fields.has(key)) return undefined
-  return payload
+  const shape = plainKinds.get(payload.kind)
+  return shape !== undefined && fits(shape, payload) ? payload : undefined
 }
 
 const header = (at: Position) => ({

@@ -73,18 +73,55 @@ describe("Journal.built", () => {
     expect(() => Journal.encoded(Journal.built(fields(kind)), run, seq)).toThrow(/text/)
   })
 
-  it("a kind with a struct inside (an admission's governed_by) goes through the schema", () => {
-    const kind: Journal.Kind = {
+  const admitted = (governed: unknown): Journal.Kind =>
+    ({
       kind: "RunAdmitted",
       capability: "refund",
-      governed_by: { name: "n", version: "1", digest: "d", publisher: "p" },
+      governed_by: governed,
       input: { n: 1 },
       input_label: "operator",
       policy_bundle: "b",
       canon: 1,
-    }
+    }) as Journal.Kind
+
+  const structs: ReadonlyArray<readonly [string, Journal.Kind]> = [
+    ["an admission with governed_by", admitted({ name: "n", version: "1", digest: "d", publisher: "p" })],
+    [
+      "a suspension awaiting an event",
+      {
+        kind: "RunSuspended",
+        reason: { reason: "awaiting_event", kind: "paid", correlation: [["o", "1"]], until: null },
+      },
+    ],
+    [
+      "a suspension awaiting a time",
+      { kind: "RunSuspended", reason: { reason: "awaiting_time", until: 1_700_000_000 } },
+    ],
+  ] as ReadonlyArray<readonly [string, Journal.Kind]>
+
+  it.each(structs)("%s, a struct inside: the body the schema would encode, and the payload read decodes", (_, kind) => {
     const encoded = Journal.encoded(Journal.built(fields(kind, Option.none())), run, seq)
     expect(encoded.text).toBe(Journal.bodyText({ ...fields(kind, Option.none()), run, seq }))
+    expect(encoded.kind).toBe(kind)
+    expect(encoded.kind).toStrictEqual(decoded(encoded.text))
+  })
+
+  it("a field outside a struct inside the payload goes through the schema, which drops it", () => {
+    const kind = admitted({ name: "n", version: "1", digest: "d", publisher: "p", smuggled: true })
+    const encoded = Journal.encoded(Journal.built(fields(kind, Option.none())), run, seq)
+    expect(encoded.text).toBe(Journal.bodyText({ ...fields(kind, Option.none()), run, seq }))
+    expect(encoded.text).not.toContain("smuggled")
+    expect(encoded.kind).toBeUndefined()
+  })
+
+  it("a union member's field outside every member goes through the schema too", () => {
+    const kind = {
+      kind: "RunSuspended",
+      reason: { reason: "awaiting_time", until: 1_700_000_000, extra: 1 },
+    } as unknown as Journal.Kind
+    const encoded = Journal.encoded(Journal.built(fields(kind, Option.none())), run, seq)
+    expect(encoded.text).toBe(Journal.bodyText({ ...fields(kind, Option.none()), run, seq }))
+    expect(encoded.text).not.toContain("extra")
     expect(encoded.kind).toBeUndefined()
   })
 
