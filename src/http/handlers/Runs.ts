@@ -190,7 +190,7 @@ const admit = (
       PlanContract: (e) => new InvalidRequest({ message: e.message }),
       // The server was started without a policy for its runs: nothing the caller can change.
       PolicyMissing: (e) => new Unavailable.Unavailable({ reason: "backend", message: e.message }),
-      RecordTooLarge: (e) => new PayloadTooLarge({ limit: 0, message: e.message }),
+      RecordTooLarge: (e) => new PayloadTooLarge({ limit: e.limit, message: e.message }),
     }),
     // A fresh run has no other owner and no earlier records: the rest is a bug.
     Effect.catchTags({
