@@ -195,7 +195,7 @@ const peerFloors = (peers: Peers.Results): ReadonlyArray<string> => {
   const mark = (met: boolean) => (met ? "met" : "**not met**")
   const F = PEER_FLOORS
   return [
-    `Floors (issue 45), on the ${quiet ? "quiet rounds'" : "medians of every round (none was quiet)"}:`,
+    `Floors (\`PEER_FLOORS\` in bench/Report.ts), on the ${quiet ? "quiet rounds'" : "medians of every round (none was quiet)"}:`,
     `ratio at c16 ${c16.ratio.toFixed(2)} (≥ ${F.ratioC16}: ${mark(c16.ratio >= F.ratioC16)}); ` +
       `ratio at c1 ${c1.ratio.toFixed(2)} (≥ ${F.ratioC1}: ${mark(c1.ratio >= F.ratioC1)}); ` +
       `client CPU at c16 ${c16.agentplane.cpuPerOp.toFixed(0)} µs/run (≤ ${F.cpuC16}: ${mark(c16.agentplane.cpuPerOp <= F.cpuC16)}); ` +
@@ -223,7 +223,7 @@ export const renderPolicy = (env: Environment, result: PolicyCost.Result): strin
 export const renderBaseline = (env: Environment, result: Baseline.Results): string =>
   [
     ...header(env),
-    `The keyed two-effect run on SQLite at concurrency ${Baseline.CONCURRENCY}, each cell in a process of its own on a fresh file: this checkout against a worktree of \`${result.base.slice(0, 7)}\` (the code issue 32 was filed on), the sides alternating which goes first.`,
+    `The keyed two-effect run on SQLite at concurrency ${Baseline.CONCURRENCY}, each cell in a process of its own on a fresh file: this checkout against a worktree of \`${result.base.slice(0, 7)}\` (\`Baseline.BASE\`, the reference the SQLite floor \`Baseline.TARGET\` is measured against), the sides alternating which goes first.`,
     "",
     "| round | speed check ms | load (1 / 5 / 15 min) | current runs/s | CPU µs/run | baseline runs/s | CPU µs/run | current / baseline |",
     "|--:|--:|--:|--:|--:|--:|--:|--:|",

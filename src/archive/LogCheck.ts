@@ -18,6 +18,17 @@
  *   checkpoint, is another log's, is older than it (the runs sealed since are missing), or its
  *   history at the kept size is not the one kept.
  *
+ * Memory is bounded whatever the number of logged runs: the leaves come in log order and the
+ * records in run-id order, so each leaf waits for its run's records in an external sort by run id
+ * (`SpillSort`: `leavesInMemory` at a time, the rest in temporary files), read back as a cursor
+ * that the runs' records advance; the runs with no records wait for the end the same way, sorted
+ * by position. `close` removes the temporary files (`finish` does too).
+ *
+ * Decision, a run with two leaves: the sort finds it when the leaves end (`endLeaves`), or at the
+ * first damage among the leaf lines if that comes first, and it is reported as it would be at its
+ * line: the second leaf's line and position, and before any damage on a later line. So the first
+ * problem reported is the same as if every run id were kept in memory as the leaves stream.
+ *
  * Decision: a run without a leaf (open, or sealed after the checkpoint) is counted as `unlogged`,
  * not a finding: this export cannot tell a run sealed after its checkpoint from one added since;
  * a later checkpoint that does not hold it can. A logged run the trailer lists as unreadable is
@@ -33,6 +44,7 @@ import { EMPTY_ROOT } from "../domain/Merkle.js"
 import * as MerkleNodes from "../domain/MerkleNodes.js"
 import * as SignedNote from "../domain/SignedNote.js"
 import * as Sealed from "./Sealed.js"
+import * as SpillSort from "./SpillSort.js"
 
 /** What an auditor brings: the deployment's verifier key, and a checkpoint they kept earlier. */
 export interface Trust {
@@ -92,10 +104,21 @@ export interface LogReport {
   readonly kept: Option.Option<{ readonly size: number; readonly root: Digest.Digest; readonly added: number }>
 }
 
+/** A leaf waiting for its run's records: what it commits to, and where it is in the log and the file. */
 interface Logged {
+  readonly run: RunId
   readonly index: number
   readonly line: number
-  readonly leaf: LogLeaf.LogLeaf
+  readonly records: number
+  readonly chainHead: Digest.Digest
+  readonly outcome: Journal.RunOutcome
+}
+
+/** A logged run with no records, waiting for the trailer (a run it lists as unreadable is not missing). */
+interface NoRecords {
+  readonly run: RunId
+  readonly index: number
+  readonly line: number
 }
 
 /** The end of a run as the records show it. */
@@ -106,7 +129,23 @@ export interface RunEnd {
   readonly allSwept: boolean
 }
 
-export const make = (trust: Trust = {}) => {
+/** Leaves held in memory before a sorted batch of them goes to a temporary file. */
+export const LEAVES_IN_MEMORY = 50_000
+
+export interface Options {
+  /** Leaves held in memory at a time (default `LEAVES_IN_MEMORY`). */
+  readonly leavesInMemory?: number
+  /** Where temporary files go (default `os.tmpdir()`). */
+  readonly directory?: string
+}
+
+/** Damage only the whole of the leaves shows, at the line of the leaf it is in. */
+export interface LeafDamage {
+  readonly line: number
+  readonly detail: string
+}
+
+export const make = (trust: Trust = {}, options: Options = {}) => {
   let checkpoint: Option.Option<Checkpoint.Checkpoint> = Option.none()
   let signature: LogReport["signature"] = "unchecked"
   // The tree's right edge, and leaf hashes not yet folded into it: integrating in batches takes
@@ -117,11 +156,18 @@ export const make = (trust: Trust = {}) => {
   let pending: Array<Digest.Digest> = []
   let count = 0
   let lastIndex = -1
-  let root: Option.Option<Digest.Digest> = Option.none()
   let keptRoot: Option.Option<Digest.Digest> = Option.none()
   let unlogged = 0
   let more = 0
-  const logged = new Map<RunId, Logged>()
+  const inMemory = options.leavesInMemory ?? LEAVES_IN_MEMORY
+  const sortOptions = options.directory === undefined ? {} : { directory: options.directory }
+  const logged = SpillSort.make<Logged>({
+    compare: (a, b) => SpillSort.byCodePoint(a.run, b.run),
+    inMemory,
+    ...sortOptions,
+  })
+  const noRecords = SpillSort.make<NoRecords>({ compare: (a, b) => a.index - b.index, inMemory, ...sortOptions })
+  let ended: Either.Either<SpillSort.Cursor<Logged>, LeafDamage> | undefined
   let findings: Array<Finding> = []
 
   const find = (finding: Finding) => {
@@ -151,11 +197,17 @@ export const make = (trust: Trust = {}) => {
       return Either.left(`leaf ${index} comes after ${lastIndex}: leaves are out of order or repeated`)
     if (index >= checkpoint.value.size)
       return Either.left(`leaf ${index} is past the checkpoint's size ${checkpoint.value.size}`)
-    if (logged.has(value.run)) return Either.left(`run ${value.run} has a second leaf, at ${index}`)
     for (let missing = lastIndex + 1; missing < index; missing++)
       find({ finding: "gap", index: missing, detail: `log position ${missing} has no leaf in the export` })
     lastIndex = index
-    logged.set(value.run, { index, line, leaf: value })
+    logged.add({
+      run: value.run,
+      index,
+      line,
+      records: value.records,
+      chainHead: value.chainHead,
+      outcome: value.outcome,
+    })
     pending.push(LogLeaf.hash(value))
     count += 1
     if (trust.kept !== undefined && count === trust.kept.size) keptRoot = Option.some(fold())
@@ -175,45 +227,81 @@ export const make = (trust: Trust = {}) => {
     return current
   }
 
-  /** The leaves are over (the first line after them): their root must be the checkpoint's. */
-  const endLeaves = () => {
-    if (Option.isNone(checkpoint) || Option.isSome(root)) return
-    const cp = checkpoint.value
-    for (let missing = lastIndex + 1; missing < cp.size; missing++)
-      find({ finding: "gap", index: missing, detail: `log position ${missing} has no leaf in the export` })
-    const computed = fold()
-    root = Option.some(computed)
-    if (computed !== cp.root)
-      find({
-        finding: "root",
-        detail: `the export's ${count} leaves hash to ${computed}, but its checkpoint of size ${cp.size} says ${cp.root}`,
-      })
+  /**
+   * The leaves are over (the first line after them, or damage among them): their root must be
+   * the checkpoint's, and no run may have two leaves. Idempotent; `run` and `finish` need it first.
+   */
+  const endLeaves = (): Either.Either<void, LeafDamage> => {
+    if (ended === undefined) ended = sortLeaves()
+    return Either.map(ended, () => undefined)
+  }
+
+  const sortLeaves = (): Either.Either<SpillSort.Cursor<Logged>, LeafDamage> => {
+    const sorted = logged.sorted()
+    // Equal run ids are adjacent and, the sort being stable, in file order: the second of each is
+    // a second leaf, and the one on the earliest line is what a check at each line would have met first.
+    let second: Logged | undefined
+    const pass = sorted.open()
+    for (let prev = pass.next(), e = pass.next(); e !== undefined; prev = e, e = pass.next())
+      if (prev !== undefined && prev.run === e.run && (second === undefined || e.line < second.line)) second = e
+    if (second !== undefined)
+      return Either.left({ line: second.line, detail: `run ${second.run} has a second leaf, at ${second.index}` })
+    if (Option.isSome(checkpoint)) {
+      const cp = checkpoint.value
+      for (let missing = lastIndex + 1; missing < cp.size; missing++)
+        find({ finding: "gap", index: missing, detail: `log position ${missing} has no leaf in the export` })
+      const computed = fold()
+      if (computed !== cp.root)
+        find({
+          finding: "root",
+          detail: `the export's ${count} leaves hash to ${computed}, but its checkpoint of size ${cp.size} says ${cp.root}`,
+        })
+    }
+    return Either.right(sorted.open())
+  }
+
+  /** The leaves in run-id order, from the first whose run's records are not yet over. */
+  const cursor = (): SpillSort.Cursor<Logged> => {
+    const e = endLeaves()
+    if (Either.isLeft(e) || ended === undefined || Either.isLeft(ended))
+      throw new Error(
+        `LogCheck: the leaves are damaged, and the checker was fed on: ${Either.isLeft(e) ? e.left.detail : ""}`,
+      )
+    return ended.right
+  }
+
+  /** A logged run whose records are not in the export, unless it was sealed before it wrote anything (its leaf commits to 0 records at the zero head). */
+  const noRecordsFor = (e: Logged) => {
+    if (!(e.records === 0 && e.chainHead === Digest.ZERO)) noRecords.add({ run: e.run, index: e.index, line: e.line })
   }
 
   /** A run's records are over: a logged run must end where its leaf says. */
   const run = (end: RunEnd) => {
-    endLeaves()
-    const entry = logged.get(end.run)
-    if (entry === undefined) {
+    const leaves = cursor()
+    // Runs arrive in id order, so the leaves before this run's are of runs with no records.
+    for (let e = leaves.peek(); e !== undefined && SpillSort.byCodePoint(e.run, end.run) < 0; e = leaves.peek())
+      noRecordsFor(leaves.next() as Logged)
+    const entry = leaves.peek()
+    if (entry === undefined || entry.run !== end.run) {
       unlogged += 1
       return
     }
-    logged.delete(end.run)
-    const { leaf: l, index } = entry
+    leaves.next()
+    const { index } = entry
     const at = { run: end.run, index }
-    if (l.records !== end.head.seq || l.chainHead !== end.head.hash)
+    if (entry.records !== end.head.seq || entry.chainHead !== end.head.hash)
       find({
         finding: "altered",
         ...at,
-        detail: `run ${end.run}: its leaf at ${index} commits to ${l.records} records ending at ${l.chainHead}, the export holds ${end.head.seq} ending at ${end.head.hash}`,
+        detail: `run ${end.run}: its leaf at ${index} commits to ${entry.records} records ending at ${entry.chainHead}, the export holds ${end.head.seq} ending at ${end.head.hash}`,
       })
     else {
       const outcome = Sealed.outcomeOf(end.last, end.allSwept)
-      if (Option.isSome(outcome) && outcome.value !== l.outcome)
+      if (Option.isSome(outcome) && outcome.value !== entry.outcome)
         find({
           finding: "altered",
           ...at,
-          detail: `run ${end.run}: its leaf at ${index} says ${l.outcome}, its records conclude ${outcome.value}`,
+          detail: `run ${end.run}: its leaf at ${index} says ${entry.outcome}, its records conclude ${outcome.value}`,
         })
     }
   }
@@ -222,21 +310,24 @@ export const make = (trust: Trust = {}) => {
   const finish = (
     unreadable: ReadonlyArray<{ readonly run: string }>,
   ): Either.Either<Option.Option<LogReport>, CheckpointMismatch> => {
-    endLeaves()
-    const cannotRead = new Set(unreadable.map((u) => u.run))
-    // A run the trailer says was cut short ends early by its own account: not an alteration.
-    findings = findings.filter((f) => !(f.finding === "altered" && f.run !== undefined && cannotRead.has(f.run)))
-    // A run sealed before it wrote anything has no lines to export: its leaf commits to 0 records at the zero head.
-    const never = [...logged.values()]
-      .filter((e) => !cannotRead.has(e.leaf.run) && !(e.leaf.records === 0 && e.leaf.chainHead === Digest.ZERO))
-      .sort((a, b) => a.index - b.index)
-    for (const e of never)
-      find({
-        finding: "missing",
-        run: e.leaf.run,
-        index: e.index,
-        detail: `run ${e.leaf.run} is in the log at ${e.index} (line ${e.line}) but has no records in the export`,
-      })
+    try {
+      const leaves = cursor()
+      for (let e = leaves.next(); e !== undefined; e = leaves.next()) noRecordsFor(e)
+      const cannotRead = new Set(unreadable.map((u) => u.run))
+      // A run the trailer says was cut short ends early by its own account: not an alteration.
+      findings = findings.filter((f) => !(f.finding === "altered" && f.run !== undefined && cannotRead.has(f.run)))
+      const never = noRecords.sorted().open()
+      for (let e = never.next(); e !== undefined; e = never.next())
+        if (!cannotRead.has(e.run))
+          find({
+            finding: "missing",
+            run: e.run,
+            index: e.index,
+            detail: `run ${e.run} is in the log at ${e.index} (line ${e.line}) but has no records in the export`,
+          })
+    } finally {
+      close()
+    }
     const kept = keptAgainst()
     if (findings.length > 0) return Either.left(new CheckpointMismatch({ findings, more }))
     return Either.right(
@@ -249,6 +340,12 @@ export const make = (trust: Trust = {}) => {
         kept,
       })),
     )
+  }
+
+  /** Removes the temporary files; the checker is done, or abandoned. */
+  const close = () => {
+    logged.close()
+    noRecords.close()
   }
 
   const keptAgainst = (): LogReport["kept"] => {
@@ -284,5 +381,5 @@ export const make = (trust: Trust = {}) => {
     return Option.some({ size: k.size, root: k.root, added: cp.size - k.size })
   }
 
-  return { header, leaf, run, finish }
+  return { header, leaf, endLeaves, run, finish, close }
 }

@@ -96,22 +96,29 @@ export const restore = <E, R>(
       return yield* new RestoreRefused({
         detail: `the export lists ${verified.unreadable.length} run(s) it could not read in full (first ${first.run} from seq ${first.seq}); restoring it would silently lose their records`,
       })
-    const check = Verify.checker()
     const writer = yield* makeWriter(options.batch ?? 500)
     const progress = options.onProgress ?? (() => Effect.void)
-    yield* Stream.runForEachChunk(open(), (chunk) =>
-      Effect.gen(function* () {
-        for (const text of chunk) {
-          const item = check.feed(text)
-          if (Either.isLeft(item)) return yield* item.left
-          yield* writer.take(item.right)
-        }
-        yield* progress(writer.seen.records, writer.seen.cases)
-      }),
+    // The second pass checks every line again as it writes; its temporary files go however it ends.
+    return yield* Effect.acquireUseRelease(
+      Effect.sync(() => Verify.checker()),
+      (check) =>
+        Effect.gen(function* () {
+          yield* Stream.runForEachChunk(open(), (chunk) =>
+            Effect.gen(function* () {
+              for (const text of chunk) {
+                const item = check.feed(text)
+                if (Either.isLeft(item)) return yield* item.left
+                yield* writer.take(item.right)
+              }
+              yield* progress(writer.seen.records, writer.seen.cases)
+            }),
+          )
+          const end = check.finish()
+          if (Either.isLeft(end)) return yield* end.left
+          return writer.result()
+        }),
+      (check) => Effect.sync(check.close),
     )
-    const end = check.finish()
-    if (Either.isLeft(end)) return yield* end.left
-    return writer.result()
   })
 
 // internal

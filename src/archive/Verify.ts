@@ -56,10 +56,11 @@ export type Checked =
 
 /**
  * The line-by-line checker. `feed` takes the next line and returns what it carries, or the
- * damage; `end` checks what only the whole file shows (a trailer, its counts). Restore feeds the
- * same checker while it writes, so a file changed between its two passes is still caught.
+ * damage; `finish` checks what only the whole file shows (a trailer, its counts). Restore feeds the
+ * same checker while it writes, so a file changed between its two passes is still caught. `close`
+ * removes the log check's temporary files: call it when done, or when abandoning the file.
  */
-export const checker = (trust: LogCheck.Trust = {}) => {
+export const checker = (trust: LogCheck.Trust = {}, options: LogCheck.Options = {}) => {
   let n = 0
   let section: "start" | "leaves" | "records" | "cases" | "ended" = "start"
   let tenant = ""
@@ -68,15 +69,23 @@ export const checker = (trust: LogCheck.Trust = {}) => {
   let head: Journal.Head = { seq: 0, hash: Digest.ZERO }
   let last: Option.Option<Journal.Kind> = Option.none()
   let allSwept = true
-  const log = LogCheck.make(trust)
+  const log = LogCheck.make(trust, options)
   let lastCase: Option.Option<CaseId> = Option.none()
   let runs = 0
   let records = 0
   let cases = 0
   let end: Option.Option<Format.End> = Option.none()
 
-  const damaged = (detail: string, at?: { readonly run: string; readonly seq: number }) =>
-    Either.left(new ExportDamaged({ line: n, detail, ...(at === undefined ? {} : { run: at.run, seq: at.seq }) }))
+  /** Damage at this line, unless the leaves read so far hold damage on an earlier one. */
+  const damaged = (detail: string, at?: { readonly run: string; readonly seq: number }) => {
+    if (section === "leaves") {
+      const before = log.endLeaves()
+      if (Either.isLeft(before)) return Either.left(new ExportDamaged(before.left))
+    }
+    return Either.left(
+      new ExportDamaged({ line: n, detail, ...(at === undefined ? {} : { run: at.run, seq: at.seq }) }),
+    )
+  }
 
   /** The run being read is over: the log check hears where it ended. */
   const closeRun = () => {
@@ -91,6 +100,11 @@ export const checker = (trust: LogCheck.Trust = {}) => {
     if (Either.isLeft(parsed)) return damaged(parsed.left)
     const item = parsed.right
     if (section === "start" && item._tag !== "Header") return damaged("the first line is not the export header")
+    if (section === "leaves" && item._tag !== "Leaf" && item._tag !== "Header") {
+      // The first line after the leaves: damage only all of them show comes first.
+      const over = log.endLeaves()
+      if (Either.isLeft(over)) return Either.left(new ExportDamaged(over.left))
+    }
     switch (item._tag) {
       case "Header": {
         if (section !== "start") return damaged("a second header")
@@ -140,11 +154,12 @@ export const checker = (trust: LogCheck.Trust = {}) => {
         cases += 1
         return Either.right(item)
       }
-      case "End":
+      case "End": {
         closeRun()
         section = "ended"
         end = Option.some(item.end)
         return Either.right(item)
+      }
     }
   }
 
@@ -169,32 +184,36 @@ export const checker = (trust: LogCheck.Trust = {}) => {
     }))
   }
 
-  return { feed, finish }
+  return { feed, finish, close: log.close }
 }
 
 /**
  * Verifies the export's lines; `onLines` hears how many lines each chunk held (for progress).
  * Fails with `ExportDamaged` at the first problem, `CheckpointMismatch` with every finding of the
- * log check (`trust`: what the auditor brings), or with the source's own error.
+ * log check (`trust`: what the auditor brings), or with the source's own error. The checker's
+ * temporary files are removed however it ends.
  */
 export const lines = <E, R>(
   source: Stream.Stream<string, E, R>,
   onLines: (records: number, cases: number) => Effect.Effect<void> = () => Effect.void,
   trust: LogCheck.Trust = {},
+  options: LogCheck.Options = {},
 ): Effect.Effect<Verified, ExportDamaged | LogCheck.CheckpointMismatch | E, R> =>
-  Effect.suspend(() => {
-    const check = checker(trust)
-    return Stream.runForEachChunk(source, (chunk) =>
-      Effect.suspend(() => {
-        let records = 0
-        let cases = 0
-        for (const text of chunk) {
-          const item = check.feed(text)
-          if (Either.isLeft(item)) return Effect.fail(item.left)
-          if (item.right._tag === "Record") records += 1
-          else if (item.right._tag === "Case") cases += 1
-        }
-        return onLines(records, cases)
-      }),
-    ).pipe(Effect.flatMap(() => check.finish()))
-  })
+  Effect.acquireUseRelease(
+    Effect.sync(() => checker(trust, options)),
+    (check) =>
+      Stream.runForEachChunk(source, (chunk) =>
+        Effect.suspend(() => {
+          let records = 0
+          let cases = 0
+          for (const text of chunk) {
+            const item = check.feed(text)
+            if (Either.isLeft(item)) return Effect.fail(item.left)
+            if (item.right._tag === "Record") records += 1
+            else if (item.right._tag === "Case") cases += 1
+          }
+          return onLines(records, cases)
+        }),
+      ).pipe(Effect.flatMap(() => check.finish())),
+    (check) => Effect.sync(check.close),
+  )

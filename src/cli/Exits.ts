@@ -7,7 +7,7 @@
  *
  * The codes a verb sets on success are its own and stay in its module (`sweep` 2 when it needs
  * attention, `export` 3 for a trailer that lists unread runs, `restore` 2 and 3): they are
- * results a script branches on, not failures.
+ * results a script branches on, not failures; `replay`'s verdicts (2 and 3) are such results too.
  *
  * `verify` is not listed: its errors are reported as failures (exit `FAILED`) without a table.
  */
@@ -21,6 +21,7 @@ import type * as ForgetAdmissions from "./ForgetAdmissions.js"
 import type * as Log from "./Log.js"
 import type * as Migrate from "./Migrate.js"
 import type * as Policy from "./Policy.js"
+import type * as Replay from "./Replay.js"
 import type * as Restore from "./Restore.js"
 import type * as SeedDemo from "./SeedDemo.js"
 import type * as Serve from "./Serve.js"
@@ -97,6 +98,18 @@ export const verbs = {
     BadArgument: FAILED,
     SystemError: FAILED,
   } satisfies Table<typeof Restore.command>,
+  replay: {
+    StoreInvalid: FAILED,
+    KekInvalid: FAILED,
+    RunsRequired: FAILED,
+    RunsInvalid: FAILED,
+    SinceInvalid: FAILED,
+    BadArgument: FAILED,
+    SystemError: FAILED,
+    Backend: FAILED,
+    Corrupt: FAILED,
+    Crashed: FAILED,
+  } satisfies Table<typeof Replay.command>,
   drill: {
     StoreInvalid: FAILED,
     Backend: FAILED,

@@ -5,14 +5,18 @@
  * proof `--from` → `--to` (default: the latest). An auditor checks them offline against a
  * checkpoint note they kept, with the deployment's verifier key: `serve` prints it, and `log
  * verifier --log-key <file> --log-name <deployment>` prints the one of a key file, opening no store.
+ * With `--log-key`, a log with no checkpoint yet gets the empty tree's (size 0), as `serve
+ * --log-key` answers it; without, such a log has none to print.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Data, Effect, Either, Option } from "effect"
 import { RunId } from "../domain/Ids.js"
 import * as LogAudit from "../domain/LogAudit.js"
+import type * as LogKey from "../domain/LogKey.js"
 import * as SignedNote from "../domain/SignedNote.js"
 import * as Tenant from "../domain/Tenant.js"
 import * as LogJson from "../http/LogJson.js"
+import { latestCheckpoint } from "../runtime/LatestCheckpoint.js"
 import { JournalStore } from "../services/JournalStore.js"
 import { LogStore } from "../services/LogStore.js"
 import { exitWith, tenant, tenantId } from "./Export.js"
@@ -68,40 +72,49 @@ export const command = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      if (flags.what !== "verifier") return yield* fromStore(flags)
       const key = yield* LogKeyFile.load(flags.key)
+      if (flags.what !== "verifier") return yield* fromStore(flags, key)
       if (Option.isNone(key)) return yield* new LogRequestIncomplete({ message: "log verifier needs --log-key <file>" })
       yield* Console.log(SignedNote.formatVerifierKey(key.value.signer))
     }),
 ).pipe(
   Command.withDescription(
-    "print the tenant's transparency log as JSON: its signed checkpoint, a run's inclusion proof, a consistency proof; verify a run's chain and its inclusion in the latest checkpoint (exit 2 when either fails); print the verifier key of --log-key and --log-name (verifier)",
+    "print the tenant's transparency log as JSON: its signed checkpoint, a run's inclusion proof, a consistency proof; verify a run's chain and its inclusion in the latest checkpoint (exit 2 when either fails); print the verifier key of --log-key and --log-name (verifier); with --log-key, a log with no checkpoint yet gets the empty tree's at size 0",
   ),
 )
 
-const fromStore = (flags: {
-  readonly what: "checkpoint" | "inclusion" | "consistency" | "verify" | "verifier"
-  readonly store: string
-  readonly tenant: string
-  readonly run: Option.Option<string>
-  readonly size: Option.Option<number>
-  readonly from: Option.Option<number>
-  readonly to: Option.Option<number>
-  readonly timeouts: StoreFlag.Timeouts
-}) =>
+const fromStore = (
+  flags: {
+    readonly what: "checkpoint" | "inclusion" | "consistency" | "verify" | "verifier"
+    readonly store: string
+    readonly tenant: string
+    readonly run: Option.Option<string>
+    readonly size: Option.Option<number>
+    readonly from: Option.Option<number>
+    readonly to: Option.Option<number>
+    readonly timeouts: StoreFlag.Timeouts
+  },
+  key: Option.Option<LogKey.LogKey>,
+) =>
   Effect.gen(function* () {
     const log = yield* LogStore
     const journal = yield* JournalStore
-    const latestCheckpoint = Effect.flatMap(log.checkpoint(), (cp) =>
-      Option.match(cp, {
+    // With the key, an empty log's checkpoint is the empty tree's, as `serve --log-key` answers it.
+    const checkpoint = Effect.flatMap(
+      latestCheckpoint(key),
+      Option.match({
         onNone: () =>
-          Effect.fail(new LogRequestIncomplete({ message: "the log has no checkpoint yet: nothing is integrated" })),
+          new LogRequestIncomplete({
+            message: "the log has no checkpoint yet: nothing is integrated (--log-key signs the empty tree's)",
+          }),
         onSome: Effect.succeed,
       }),
     )
-    const latest = Effect.map(latestCheckpoint, (c) => c.size)
+    const latest = Effect.map(checkpoint, (c) => c.size)
     const sized = Option.match(flags.size, { onNone: () => latest, onSome: Effect.succeed })
     if (flags.what === "checkpoint") {
+      // An empty log's size-0 checkpoint exists once signed: asking for it by size signs it too.
+      if (Option.contains(flags.size, 0)) yield* latestCheckpoint(key)
       const at = yield* sized
       const cp = yield* log.checkpointAt(at)
       if (Option.isNone(cp))
@@ -119,7 +132,7 @@ const fromStore = (flags: {
         return yield* new LogRequestIncomplete({ message: "log verify needs --run <run id>" })
       const id = RunId.make(flags.run.value)
       const head = yield* journal.verify(id)
-      const cp = yield* latestCheckpoint
+      const cp = yield* checkpoint
       const included = yield* log.inclusionProof(id, cp.size)
       const checked = LogAudit.checkRun(head, included, cp.root)
       const report = Either.match(checked, {

@@ -27,6 +27,7 @@ import * as Help from "./Help.js"
 import type * as Log from "./Log.js"
 import type * as Migrate from "./Migrate.js"
 import type * as Policy from "./Policy.js"
+import type * as Replay from "./Replay.js"
 import * as Report from "./Report.js"
 import type * as Restore from "./Restore.js"
 import type * as SeedDemo from "./SeedDemo.js"
@@ -40,6 +41,7 @@ type Verb =
   | typeof Sweep.command
   | typeof Export.command
   | typeof Verify.command
+  | typeof Replay.command
   | typeof Restore.command
   | typeof Drill.command
   | typeof EraseCase.command
@@ -61,6 +63,7 @@ const loaders: ReadonlyArray<readonly [string, () => Promise<Verb>]> = [
   ["sweep", () => import("./Sweep.js").then((m) => m.command)],
   ["export", () => import("./Export.js").then((m) => m.command)],
   ["verify", () => import("./Verify.js").then((m) => m.command)],
+  ["replay", () => import("./Replay.js").then((m) => m.command)],
   ["restore", () => import("./Restore.js").then((m) => m.command)],
   ["drill", () => import("./Drill.js").then((m) => m.command)],
   ["erase-case", () => import("./EraseCase.js").then((m) => m.command)],

@@ -305,6 +305,7 @@ const build = (options: ServeOptions) =>
       metricTenant: options.metricTenant ?? false,
       docs: { credential: options.docsCredential ?? false },
       console: options.noConsole !== true,
+      ...Option.match(logKey, { onNone: () => ({}), onSome: (k) => ({ logKey: k }) }),
     }).pipe(
       Layer.provide(Layer.mergeAll(Layer.succeed(Credentials.Credentials, credentials), authorizer, runPolicy)),
       Layer.provideMerge(Keys.stores(store, options.timeouts ?? StoreFlag.NO_TIMEOUTS, ring)),

@@ -12,9 +12,6 @@ import { Json } from "./Json.js"
 import { Phase } from "./Phase.js"
 import { Timestamp } from "./Time.js"
 
-/** Record format version; changes by a hard cut until frozen. */
-export const FORMAT_VERSION = 1
-
 /** The largest canonical body a record may have: 1 MiB. */
 export const MAX_RECORD_BYTES = 1_048_576
 
@@ -55,6 +52,13 @@ export const GovernedBy = Schema.Struct({
 
 export const RunAdmitted = kind("RunAdmitted", {
   capability: Schema.String,
+  /**
+   * The version the definition declared when it admitted the run (§7.13), and the digest of its
+   * registered shape (`RunDefinition.shapeDigest`); optional, so journals written before they
+   * were recorded still decode (their raw bytes never change).
+   */
+  definition_version: Schema.optional(Schema.String),
+  definition_digest: Schema.optional(Schema.String),
   governed_by: Schema.optional(GovernedBy),
   input: Json,
   input_label: Schema.String,
@@ -120,6 +124,12 @@ export const RunSealed = kind("RunSealed", {
   reason: Schema.optional(Schema.String),
   chain_head: Digest,
 })
+/**
+ * A versioning marker's answer (§7.13, `cx.patched`): whether the run takes the changed path at
+ * marker `id`. Keyed by the marker's place (`Patches.keyOf`), so a replay reads it back instead of
+ * deciding again.
+ */
+export const Patched = kind("Patched", { id: Schema.String, value: Schema.Boolean })
 export const Swept = kind("Swept", { subject: Schema.String, action: SweepAction, detail: Json })
 // Reserved for later capabilities; listed so a record of these kinds reads back rather than failing.
 export const IdentityBound = kind("IdentityBound", { chain: Json })
@@ -159,6 +169,7 @@ export const Kind = Schema.Union(
   RunCancelled,
   RunSealed,
   Swept,
+  Patched,
   IdentityBound,
   PolicyDenied,
   Released,
@@ -181,8 +192,8 @@ export class Append extends Schema.Class<Append>("Append")({
  * construction, and what a step supplied (arguments, outputs, payloads) was checked as JSON where
  * it entered; the class's validation would only repeat that. It is not free to repeat: Effect's
  * class constructor derives the schema's type AST and compiles a parser for it on every call, so
- * validating the 25-way kind union was a tenth of a run's allocation. What comes from outside (a
- * stored body, an archive) is decoded, never built here.
+ * validating the kind union (of 25 kinds, when measured) was a tenth of a run's allocation. What
+ * comes from outside (a stored body, an archive) is decoded, never built here.
  */
 export const built = (fields: ConstructorParameters<typeof Append>[0]): Append => {
   const append = new Append(fields, true)
@@ -336,7 +347,7 @@ const fits = (shape: Shape, value: unknown): boolean => {
 
 /**
  * Per kind, its shape, for the plain kinds: the schema is its own type side (nothing transforms),
- * so a payload that fits it is its own encoding. All 25 kinds are plain today; a kind that is not
+ * so a payload that fits it is its own encoding. All 26 kinds are plain today; a kind that is not
  * (a transformation, a refined struct) is encoded through its schema and parsed back instead.
  */
 const plainKinds: ReadonlyMap<string, Shape> = new Map(

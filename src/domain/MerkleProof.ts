@@ -8,13 +8,16 @@
  *
  * The RFC defines consistency only for `0 < first < second`. At `first = second` the proof is
  * empty and the roots must be equal; from `first = 0` there is nothing to prove (every tree
- * extends the empty one), so that is refused rather than answered "consistent", as the
- * transparency-dev vectors expect.
+ * extends the empty one), so `verifyConsistency` refuses a proof from 0 rather than answering
+ * "consistent", as the transparency-dev vectors expect. An auditor holding a kept checkpoint asks
+ * the other question, whether a newer one extends it: `verifyExtends`, which holds from a kept
+ * size-0 checkpoint with the empty root and no proof (RFC 9162 §2.1.4: the empty tree is a
+ * prefix of every tree).
  */
 import { Either } from "effect"
 import { ProofInvalid } from "../errors/LogError.js"
 import type { Digest } from "./Digest.js"
-import { nodeHash } from "./Merkle.js"
+import { EMPTY_ROOT, nodeHash } from "./Merkle.js"
 
 /** Whether `proof` shows the leaf hashed `leaf` at `index` in the tree of `size` leaves whose root is `root`. */
 export const verifyInclusion = (
@@ -55,6 +58,27 @@ export const verifyInclusion = (
   // 5. sn = 0 (the path reached the root) and r = root.
   if (sn !== 0) return fail(`${proof.length} hashes is too few for leaf ${index} of ${size}`)
   return r === root ? Either.void : fail(`the path leads to ${r}, not the root ${root}`)
+}
+
+/**
+ * Whether the kept checkpoint (`first` leaves, `firstRoot`) is a prefix of the newer one: from a
+ * kept empty tree, when its root is the empty root and the proof is empty (the log answers none);
+ * otherwise `verifyConsistency`.
+ */
+export const verifyExtends = (
+  first: number,
+  second: number,
+  proof: ReadonlyArray<Digest>,
+  firstRoot: Digest,
+  secondRoot: Digest,
+): Either.Either<void, ProofInvalid> => {
+  if (first !== 0 || !isCount(second)) return verifyConsistency(first, second, proof, firstRoot, secondRoot)
+  const fail = (detail: string) => Either.left(new ProofInvalid({ proof: "consistency", detail }))
+  if (firstRoot !== EMPTY_ROOT) return fail(`a tree of 0 leaves has the root ${EMPTY_ROOT}, not ${firstRoot}`)
+  if (proof.length !== 0) return fail(`every tree extends the empty one, but the proof has ${proof.length} hashes`)
+  if (second === 0 && secondRoot !== EMPTY_ROOT)
+    return fail(`a tree of 0 leaves has the root ${EMPTY_ROOT}, not ${secondRoot}`)
+  return Either.void
 }
 
 /** Whether `proof` shows the tree of `first` leaves with root `firstRoot` is a prefix of the tree of `second` with `secondRoot`. */

@@ -11,10 +11,6 @@ export const Amount = Schema.NonNegativeInt.pipe(
   Schema.filter((n) => Number.isSafeInteger(n), { message: () => "an amount must be a safe integer" }),
 )
 
-/** Clamps any number into an amount: negatives read 0, overflow saturates, fractions are dropped. */
-export const clamp = (n: number): number =>
-  Number.isNaN(n) ? 0 : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.trunc(n)))
-
 /** Tokens and money (in the currency's minor units) consumed. */
 export class Spend extends Schema.Class<Spend>("Spend")({
   tokens: Amount,

@@ -49,10 +49,6 @@ const RANK: { readonly [K in RunStatus["_tag"]]: number } = {
 /** Among parallel siblings the worst wins: Quarantined > Failed = Cancelled > Exhausted > Suspended = Replanning; ties keep the first. */
 export const worst = (a: RunStatus, b: RunStatus): RunStatus => (RANK[b._tag] > RANK[a._tag] ? b : a)
 
-/** Whether the journal keeps the run open for `resume` (§7.2): failed and exhausted runs do, as do suspended ones. */
-export const isResumable = (status: RunStatus): boolean =>
-  status._tag === "Failed" || status._tag === "Exhausted" || status._tag === "Suspended"
-
 /** Whether an act reached the other side (§7.1). */
 export const Disposition = Schema.Literal("did_not_happen", "in_doubt", "landed")
 export type Disposition = typeof Disposition.Type

@@ -35,8 +35,6 @@ export const rank = (priority: Priority): number => {
 export const OnExpiry = Schema.Literal("deny", "escalate", "proceed")
 export type OnExpiry = typeof OnExpiry.Type
 
-export const DEFAULT_ON_EXPIRY: OnExpiry = "deny"
-
 /** Why the agent asks: what a reviewer reads before deciding. Stored as JSON text, so absences are `null`. */
 export class Justification extends Schema.Class<Justification>("Justification")({
   summary: Schema.String,

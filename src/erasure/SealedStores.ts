@@ -78,6 +78,15 @@ export const sealing = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<
     return yield* Effect.provide(effect, decorate(ring)(context))
   }) as Effect.Effect<A, E, R | Stores | KeyRing>
 
+/**
+ * Opens the sealed payloads of records read elsewhere (an export's, for the replay gate) through
+ * `ring`: each under its case's scope, as the journal's reads open them.
+ */
+export const openRecords = (ring: typeof KeyRing.Service) => {
+  const s = Sealer.make(ring)
+  return (records: ReadonlyArray<Journal.Record>) => openWith(s)(records)
+}
+
 // internal
 
 type Via = (value: Json) => Effect.Effect<Json, Backend | Corrupt, Tenant>
@@ -96,6 +105,15 @@ const mapKind = (kind: Journal.Kind, via: Via) =>
     return next as Journal.Kind
   })
 
+const openWith = (s: Sealer.Sealer) => (records: ReadonlyArray<Journal.Record>) =>
+  Effect.forEach(records, (record) =>
+    mapKind(record.kind, s.open(scopeOfPosition(record.run, record.case))).pipe(
+      // A payload that does not open is damage at that record: name its seq.
+      Effect.mapError((e) => (e._tag === "Corrupt" ? new Corrupt({ detail: e.detail, seq: record.seq }) : e)),
+      Effect.map((kind) => new Journal.Record({ ...record, kind })),
+    ),
+  )
+
 const scopeOfPosition = (run: RunId, kase: Option.Option<string>) => Option.getOrElse(kase, () => run as string)
 
 const journal = (inner: typeof JournalStore.Service, sealer: () => Sealer.Sealer): typeof JournalStore.Service => {
@@ -109,14 +127,7 @@ const journal = (inner: typeof JournalStore.Service, sealer: () => Sealer.Sealer
         ),
       // forEach keeps the length, so a non-empty batch stays non-empty.
     ).pipe(Effect.map((sealed) => sealed as unknown as Batch))
-  const openRecords = (s: Sealer.Sealer) => (records: ReadonlyArray<Journal.Record>) =>
-    Effect.forEach(records, (record) =>
-      mapKind(record.kind, s.open(scopeOfPosition(record.run, record.case))).pipe(
-        // A payload that does not open is damage at that record: name its seq.
-        Effect.mapError((e) => (e._tag === "Corrupt" ? new Corrupt({ detail: e.detail, seq: record.seq }) : e)),
-        Effect.map((kind) => new Journal.Record({ ...record, kind })),
-      ),
-    )
+  const openRecords = openWith
   return {
     ...inner,
     append: (run, epoch, batch, alongside, options) =>
@@ -140,6 +151,8 @@ const journal = (inner: typeof JournalStore.Service, sealer: () => Sealer.Sealer
       Effect.flatMap(inner.readPage(run, from, limit), (records) => openRecords(sealer())(records)),
     caseHistory: (kase, limit) =>
       Effect.flatMap(inner.caseHistory(kase, limit), (records) => openRecords(sealer())(records)),
+    // The inner store chooses the records by what sealing leaves in the clear (`ViewRecords`).
+    viewRecords: (run) => Effect.flatMap(inner.viewRecords(run), (records) => openRecords(sealer())(records)),
   }
 }
 

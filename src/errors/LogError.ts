@@ -107,13 +107,13 @@ export class SizeBeyondLog extends Schema.TaggedError<SizeBeyondLog>()("SizeBeyo
   }
 }
 
-/** A consistency proof was asked from `from` to `to` where it must hold `0 < from <= to`. */
+/** A consistency proof was asked from `from` to `to` where it must hold `0 <= from <= to`. */
 export class SizesUnordered extends Schema.TaggedError<SizesUnordered>()("SizesUnordered", {
   from: Schema.Number,
   to: Schema.Number,
 }) {
   override get message(): string {
-    return `a consistency proof needs 0 < from <= to, not ${this.from} → ${this.to}`
+    return `a consistency proof needs 0 <= from <= to, not ${this.from} → ${this.to}`
   }
 }
 

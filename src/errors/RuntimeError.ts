@@ -30,6 +30,21 @@ export class ReplayOverrun extends Schema.TaggedError<ReplayOverrun>()("ReplayOv
   }
 }
 
+/**
+ * A run was admitted under a version of its definition this instance does not register (§7.13):
+ * the instance leaves it alone (no lease kept, nothing written) for one that does.
+ */
+export class UnknownVersion extends Schema.TaggedError<UnknownVersion>()("UnknownVersion", {
+  run: Schema.String,
+  name: Schema.String,
+  version: Schema.String,
+  registered: Schema.String,
+}) {
+  override get message(): string {
+    return `run ${this.run} was admitted under ${this.name} version ${JSON.stringify(this.version)}; this instance registers version ${JSON.stringify(this.registered)} and leaves the run alone`
+  }
+}
+
 /** A definition or a call the contract forbids. */
 export class PlanContract extends Schema.TaggedError<PlanContract>()("PlanContract", { detail: Schema.String }) {
   override get message(): string {
@@ -68,4 +83,11 @@ export class AdmissionConflict extends Schema.TaggedError<AdmissionConflict>()("
   }
 }
 
-export type RuntimeError = NonDeterminism | ReplayOverrun | PlanContract | InvalidBudget | RunClosed | AdmissionConflict
+export type RuntimeError =
+  | NonDeterminism
+  | ReplayOverrun
+  | PlanContract
+  | InvalidBudget
+  | RunClosed
+  | AdmissionConflict
+  | UnknownVersion

@@ -3,8 +3,32 @@
  */
 import { Schema } from "effect"
 
-/** Infrastructure failure (the database is down, a statement failed); the driver's error stays inside the layers. */
-export class Backend extends Schema.TaggedError<Backend>()("Backend", { detail: Schema.String }) {
+/**
+ * Why a backend failed, as far as a caller can act on it: `lock_timeout` (a lock held elsewhere
+ * too long), `statement_timeout`, `pool_exhausted` (every connection busy), `connect_failed`
+ * (the database cannot be reached or opened), `busy` (another process holds SQLite's write lock),
+ * `store_gone` (the SQLite file was deleted or replaced under the process), `backend` (anything
+ * else). Set by the layers where they see the driver's error, so no caller reads it from text.
+ */
+export const BackendReason = Schema.Literal(
+  "lock_timeout",
+  "statement_timeout",
+  "pool_exhausted",
+  "connect_failed",
+  "busy",
+  "store_gone",
+  "backend",
+)
+export type BackendReason = typeof BackendReason.Type
+
+/**
+ * Infrastructure failure (the database is down, a statement failed); the driver's error stays
+ * inside the layers. `detail` is for the operator's log; `reason` for a caller deciding to retry.
+ */
+export class Backend extends Schema.TaggedError<Backend>()("Backend", {
+  detail: Schema.String,
+  reason: Schema.optionalWith(BackendReason, { default: () => "backend" }),
+}) {
   override get message(): string {
     return `store backend failure: ${this.detail}`
   }

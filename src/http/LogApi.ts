@@ -52,7 +52,10 @@ export class TransparencyLog extends HttpApiGroup.make("log")
     HttpApiEndpoint.get("checkpoint", "/log/checkpoint")
       .addSuccess(CheckpointView)
       .addError(NotFound, { status: 404 })
-      .annotate(OpenApi.Summary, "The latest signed checkpoint of the tenant's log; 404 before the first integration"),
+      .annotate(
+        OpenApi.Summary,
+        "The latest signed checkpoint of the tenant's log; a log with none yet gets the empty tree's (size 0) where the server holds the log key, 404 where it does not",
+      ),
   )
   .add(
     HttpApiEndpoint.get("inclusion", "/log/inclusion")

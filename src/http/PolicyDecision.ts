@@ -1,8 +1,9 @@
 /**
  * A run's policy decisions as `GET /runs/{run}` shows them (§7.12): every refusal on the record,
  * the ones the step handled as well as one that ended the run, every approval the policy asked
- * for with who decided it, and every release. Read from the run's history (`History.build`), in
- * journal order; an allowed effect is not listed (its announcement is its record).
+ * for with who decided it, and every release. Read from the run's history (`History.build`) of
+ * the records `viewRecords` answers, in journal order; an allowed effect is not listed (its
+ * announcement is its record).
  *
  * What the journal holds, and so what is shown:
  * - A refusal is its `PolicyDenied` record: action, resource, reason.
@@ -68,7 +69,11 @@ export const Released = Schema.TaggedStruct("Released", {
 export const PolicyDecision = Schema.Union(Denied, Approval, Released).annotations({ identifier: "PolicyDecision" })
 export type PolicyDecision = typeof PolicyDecision.Type
 
-/** The run's policy decisions in journal order, from its records (all of them, in seq order). */
+/**
+ * The run's policy decisions in journal order, from its records in seq order: all of them, or
+ * those `JournalStore.viewRecords` answers, which give the same decisions (the history is indexed
+ * by key and slot, never by position, so the records between need not be there).
+ */
 export const fromRecords = (records: ReadonlyArray<Journal.Record>): ReadonlyArray<PolicyDecision> => {
   const history = History.build(records)
   const waits = approvalWaits(history)

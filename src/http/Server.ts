@@ -25,6 +25,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import { Cause, Effect, Layer, Option } from "effect"
 import * as Calendar from "../domain/Calendar.js"
 import type * as Digest from "../domain/Digest.js"
+import type * as LogKey from "../domain/LogKey.js"
 import * as RunDefinition from "../runtime/RunDefinition.js"
 import * as Runtime from "../runtime/Runtime.js"
 import type * as Stores from "../services/Stores.js"
@@ -79,6 +80,8 @@ export interface Options {
   readonly docs?: Docs.Options
   /** Serve the console at `/console` (`Console.ts`); default true. */
   readonly console?: boolean
+  /** The key the log is signed with (`--log-key`): `GET /log/checkpoint` signs an empty log's size-0 checkpoint with it; default none. */
+  readonly logKey?: LogKey.LogKey
 }
 
 /** Every group's handlers. */
@@ -170,6 +173,7 @@ export const layerWith = (
             options.readiness,
             Scrape.layerDigests(options.scrapeDigests ?? []),
             Layer.succeed(Health.MetricTenant, options.metricTenant ?? false),
+            Layer.succeed(Log.Signing, Option.fromNullable(options.logKey)),
           ),
         ),
       ),

@@ -5,25 +5,11 @@
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import type { Backend } from "../errors/StoreError.js"
+import { type Backend, BackendReason } from "../errors/StoreError.js"
 
-/**
- * `lock_timeout`: a lock was held elsewhere too long; `statement_timeout`: a statement ran too
- * long; `pool_exhausted`: every connection was busy; `connect_failed`: the database could not be
- * reached; `busy`: another process held SQLite's write lock; `store_gone`: the SQLite file was
- * deleted or replaced under the server, so nothing written since would survive; `backend`: any
- * other failure.
- */
-export const Reason = Schema.Literal(
-  "lock_timeout",
-  "statement_timeout",
-  "pool_exhausted",
-  "connect_failed",
-  "busy",
-  "store_gone",
-  "backend",
-)
-export type Reason = typeof Reason.Type
+/** The outage's kind (`BackendReason`: what each means is stated there). */
+export const Reason = BackendReason
+export type Reason = BackendReason
 
 export class Unavailable extends Schema.TaggedError<Unavailable>()(
   "Unavailable",
@@ -31,12 +17,9 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()(
   HttpApiSchema.annotations({ status: 503 }),
 ) {}
 
-/** The client's view of `error`: its reason (the detail's leading word, §layers `Sql.Reason`) and a fixed sentence. */
-export const fromBackend = (error: Backend): Unavailable => {
-  const lead = /^([a-z_]+): /.exec(error.detail)?.[1]
-  const reason = Schema.is(Reason)(lead) ? lead : "backend"
-  return new Unavailable({ reason, message: `${MESSAGES[reason]}; retry later` })
-}
+/** The client's view of `error`: the reason the layers gave it and a fixed sentence, never its detail. */
+export const fromBackend = (error: Backend): Unavailable =>
+  new Unavailable({ reason: error.reason, message: `${MESSAGES[error.reason]}; retry later` })
 
 // internal
 

@@ -321,8 +321,22 @@ export const SuspendView = Schema.Union(
  * One run (§8.2): its chain head, its outcome while sealed (`null` while it runs, is suspended or
  * was resumed after a failure), its case, and why it waits when its last record is a suspension.
  */
+/**
+ * The definition a run was admitted under (§7.13), as its `RunAdmitted` records it: the
+ * capability, the version the definition declared and the digest of its registered shape; the
+ * version and digest are null for a run admitted before they were recorded (and the digest where
+ * none could be computed).
+ */
+export const DefinitionView = Schema.Struct({
+  name: Schema.String,
+  version: Schema.OptionFromNullOr(Schema.String),
+  digest: Schema.OptionFromNullOr(Schema.String),
+}).annotations({ identifier: "RunDefinition" })
+
 export const RunView = Schema.Struct({
   run: RunId,
+  /** Null when the run's first record is not its admission (nothing the runtime writes). */
+  definition: Schema.OptionFromNullOr(DefinitionView),
   head: Schema.Struct({ seq: Schema.NonNegativeInt, hash: Digest }),
   outcome: Schema.OptionFromNullOr(Journal.RunOutcome),
   case: Schema.OptionFromNullOr(CaseIdSchema),
@@ -406,12 +420,28 @@ export const historyEntry = (record: Journal.Record): typeof HistoryEntry.Type =
   hash: record.hash,
 })
 
-/** The run's view from its last record (`last`, absent for an unwritten run) and head. */
-/** The view of `run` from all its records, in seq order (the last one says where it stands). */
-export const runView = (run: RunId, head: Journal.Head, records: ReadonlyArray<Journal.Record>): RunView => {
+/**
+ * The view of `run` from its records in seq order (the last one says where it stands) and its
+ * first record (`first`: its admission, which names its definition).
+ */
+export const runView = (
+  run: RunId,
+  head: Journal.Head,
+  records: ReadonlyArray<Journal.Record>,
+  first: Option.Option<Journal.Record>,
+): RunView => {
   const last = records[records.length - 1]
   return {
     run,
+    definition: Option.flatMap(first, (r) =>
+      r.kind.kind === "RunAdmitted"
+        ? Option.some({
+            name: r.kind.capability,
+            version: Option.fromNullable(r.kind.definition_version),
+            digest: Option.fromNullable(r.kind.definition_digest),
+          })
+        : Option.none(),
+    ),
     head: { seq: head.seq, hash: head.hash },
     outcome: last?.kind.kind === "RunSealed" ? Option.some(last.kind.outcome) : Option.none(),
     case: last === undefined ? Option.none() : last.case,

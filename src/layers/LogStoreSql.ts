@@ -106,7 +106,7 @@ export const make = Effect.gen(function* () {
     INSERT INTO log_checkpoint (tenant, size, root, note, signed_at) VALUES (${0}, ${1}, ${2}, ${3}, ${4})
     RETURNING size`
 
-  // Idempotent: two instances signing the empty tree at once keep the first note.
+  // Idempotent: callers signing the empty tree at once keep the first note.
   const insertEmptyCheckpoint = dialect.command({ named: true })`
     INSERT INTO log_checkpoint (tenant, size, root, note, signed_at) VALUES (${0}, 0, ${1}, ${2}, ${3})
     ON CONFLICT (tenant, size) DO NOTHING RETURNING size`
@@ -133,6 +133,21 @@ export const make = Effect.gen(function* () {
 
   const notWritten = (what: string) => new Backend({ detail: `${what} was not written` })
 
+  /**
+   * The size-0 checkpoint, signed and stored first if the log has none: the insert keeps the first
+   * of racing notes and each caller reads back the stored one, so all of them answer the same.
+   */
+  const emptyCheckpoint = (tenant: string, key: LogKey.LogKey, now: Timestamp) =>
+    Effect.gen(function* () {
+      const kept = yield* checkpointOf(tenant, 0)
+      if (Option.isSome(kept)) return kept.value
+      const note = yield* LogKey.sign(key, TenantId.make(tenant), 0, EMPTY_ROOT)
+      yield* insertEmptyCheckpoint(tenant, digestParam(EMPTY_ROOT), note, now)
+      const stored = yield* checkpointOf(tenant, 0)
+      if (Option.isNone(stored)) return yield* notWritten("log_checkpoint")
+      return stored.value
+    })
+
   const integrate = Sql.verb((tenant, key: LogKey.LogKey, now: Timestamp, max: number) =>
     Effect.gen(function* () {
       const size = yield* treeSize(tenant)
@@ -146,14 +161,10 @@ export const make = Effect.gen(function* () {
         leaves.push(yield* toLeaf(row))
       }
       if (leaves.length === 0) {
-        // The empty tree is signed at the first integration call, even one with no leaves (the
-        // key lives with the integrator, not the reader): `serve --log-key` calls it for every
-        // tenant at start, so `GET /log/checkpoint` has a size-0 checkpoint (RFC 9162, C2SP
-        // tlog-checkpoint; root SHA-256 of "") for an auditor to keep from the first tick.
-        if (size === 0 && Option.isNone(yield* checkpointOf(tenant, 0))) {
-          const note = yield* LogKey.sign(key, TenantId.make(tenant), 0, EMPTY_ROOT)
-          yield* insertEmptyCheckpoint(tenant, digestParam(EMPTY_ROOT), note, now)
-        }
+        // The empty tree is signed at the first integration call, even one with no leaves:
+        // `serve --log-key` calls it for every tenant at start, so a log with nothing sealed has
+        // a size-0 checkpoint (RFC 9162, C2SP tlog-checkpoint; root SHA-256 of "") to keep.
+        if (size === 0) yield* emptyCheckpoint(tenant, key, now)
         return { leaves: 0, size }
       }
       const edge = MerkleNodes.rootPlan(size).nodes
@@ -189,6 +200,17 @@ export const make = Effect.gen(function* () {
 
   return LogStore.of({
     integrate,
+    signEmpty: Sql.verb((tenant, key: LogKey.LogKey, now: Timestamp) =>
+      Effect.gen(function* () {
+        const size = yield* treeSize(tenant)
+        if (size === 0) return yield* emptyCheckpoint(tenant, key, now)
+        // The size and its checkpoint commit together (`integrate`), so one missing is damage.
+        const latest = yield* checkpointOf(tenant, size)
+        if (Option.isNone(latest))
+          return yield* new Corrupt({ detail: `log_checkpoint: none at the integrated size ${size}`, seq: 0 })
+        return latest.value
+      }),
+    ),
     checkpoint: Sql.verb((tenant) => Effect.flatMap(treeSize(tenant), (size) => checkpointOf(tenant, size))),
     checkpointAt: Sql.verb((tenant, size: number) =>
       Number.isSafeInteger(size) && size >= 0 ? checkpointOf(tenant, size) : Effect.succeed(Option.none()),
@@ -218,6 +240,7 @@ export const make = Effect.gen(function* () {
     consistencyProof: Sql.verb((tenant, from: number, to: number) =>
       Effect.gen(function* () {
         yield* LogRules.consistency(from, to, yield* treeSize(tenant))
+        if (from === 0) return []
         const plan = MerkleNodes.consistencyPlan(from, to)
         return MerkleNodes.prove(plan, yield* nodesOf(tenant, plan.nodes))
       }),

@@ -16,6 +16,7 @@ import * as PgElectedWaits from "./migrations/pg/0006_elected_waits.js"
 import * as PgFreshTimers from "./migrations/pg/0007_fresh_timers.js"
 import * as PgSerialReads from "./migrations/pg/0008_serial_reads.js"
 import * as PgTransparencyLog from "./migrations/pg/0009_transparency_log.js"
+import * as PgViewReads from "./migrations/pg/0010_view_reads.js"
 import * as SqliteCaseLayer from "./migrations/sqlite/0001_case_layer.js"
 import * as SqliteJournal from "./migrations/sqlite/0002_journal.js"
 import * as SqliteRunPositions from "./migrations/sqlite/0003_run_positions.js"
@@ -25,6 +26,7 @@ import * as SqliteElectedWaits from "./migrations/sqlite/0006_elected_waits.js"
 import * as SqliteFreshTimers from "./migrations/sqlite/0007_fresh_timers.js"
 import * as SqliteSerialReads from "./migrations/sqlite/0008_serial_reads.js"
 import * as SqliteTransparencyLog from "./migrations/sqlite/0009_transparency_log.js"
+import * as SqliteViewReads from "./migrations/sqlite/0010_view_reads.js"
 
 /** Migration id (`0001_case_layer`) → its statements, for PostgreSQL. */
 export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -37,6 +39,7 @@ export const pg: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0007_fresh_timers": PgFreshTimers.statements,
   "0008_serial_reads": PgSerialReads.statements,
   "0009_transparency_log": PgTransparencyLog.statements,
+  "0010_view_reads": PgViewReads.statements,
 }
 
 /** Migration id → its statements, for SQLite; the ids are pg's, one for one. */
@@ -50,6 +53,7 @@ export const sqlite: Readonly<Record<string, ReadonlyArray<string>>> = {
   "0007_fresh_timers": SqliteFreshTimers.statements,
   "0008_serial_reads": SqliteSerialReads.statements,
   "0009_transparency_log": SqliteTransparencyLog.statements,
+  "0010_view_reads": SqliteViewReads.statements,
 }
 
 const TABLE = "agentplane_migrations"

@@ -50,7 +50,11 @@ export const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient |
     Effect.map(resolve(options), (pool) =>
       PgPool.layer(pool).pipe(
         Layer.catchAll((e) =>
-          Layer.fail(Sql.isSqlError(e) ? Sql.backend(e) : new Backend({ detail: `connect_failed: ${String(e)}` })),
+          Layer.fail(
+            Sql.isSqlError(e)
+              ? Sql.backend(e)
+              : new Backend({ reason: "connect_failed", detail: `connect_failed: ${String(e)}` }),
+          ),
         ),
       ),
     ),

@@ -1,5 +1,6 @@
 /**
- * The Cedar policy engine (§7.12), through the official `@cedar-policy/cedar-wasm` bindings.
+ * The Cedar policy engine (§7.12), through the official `@cedar-policy/cedar-wasm` bindings, loaded
+ * once per process by `policy/CedarBindings`.
  *
  * Loading: the schema must parse and every policy must validate against it (Cedar's strict
  * validation), or the bundle is refused with `BundleInvalid` listing each problem; a policy that
@@ -32,7 +33,6 @@
  * Effect kinds are actions of the empty namespace, placed in `Agentplane::Action::"effect"`;
  * `api:*` actions and `agentplane.release` are `Agentplane::Action`s.
  */
-import { createRequire } from "node:module"
 import type * as Cedar from "@cedar-policy/cedar-wasm/nodejs"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Layer } from "effect"
@@ -42,6 +42,7 @@ import type { Json } from "../domain/Json.js"
 import type { PolicyRequest } from "../domain/PolicyRequest.js"
 import { BundleInvalid, type BundleUnreadable, type PolicyError, PolicyUnavailable } from "../errors/PolicyError.js"
 import * as Bundle from "../policy/Bundle.js"
+import * as CedarBindings from "../policy/CedarBindings.js"
 import * as Reads from "../policy/Reads.js"
 import { PolicyEngine } from "../services/PolicyEngine.js"
 
@@ -228,16 +229,8 @@ const evaluate = (loaded: Loaded, request: PolicyRequest): Either.Either<Explain
   return Either.right({ decision: Decision.RequireApproval({ roles, reason }), policies: approvals })
 }
 
-/**
- * The bindings, loaded on the first bundle: the module instantiates 4 MB of WebAssembly on import
- * (~17 MB resident, ~25 ms), which every importer of the package, every CLI verb and every engine
- * without a bundle (allowAll, denyAll) would otherwise pay for nothing.
- */
-const cedar = (): typeof Cedar => {
-  bindings ??= createRequire(import.meta.url)("@cedar-policy/cedar-wasm/nodejs") as typeof Cedar
-  return bindings
-}
-let bindings: typeof Cedar | undefined
+/** The process's one instance of the bindings, loaded on the first bundle (`CedarBindings`: why once, and why late). */
+const cedar = CedarBindings.bindings
 
 const rank = (loaded: Loaded, id: string): number => loaded.order.get(id) ?? Number.MAX_SAFE_INTEGER
 

@@ -124,12 +124,16 @@ const cannotOpen = (filename: string, cause: Cause.Cause<unknown>): Backend => {
         : code === "SQLITE_READONLY" || code === "SQLITE_PERM" || code === "EACCES"
           ? "the file or its directory is not writable"
           : text
-  return new Backend({ detail: `connect_failed: cannot open the SQLite store ${JSON.stringify(filename)}: ${reason}` })
+  return new Backend({
+    reason: "connect_failed",
+    detail: `connect_failed: cannot open the SQLite store ${JSON.stringify(filename)}: ${reason}`,
+  })
 }
 
 const atPath = (filename: string, e: Backend): Backend =>
   /readonly|read-only|not writable/i.test(e.detail)
     ? new Backend({
+        reason: "connect_failed",
         detail: `connect_failed: cannot open the SQLite store ${JSON.stringify(filename)}: the file or its directory is not writable`,
       })
     : e

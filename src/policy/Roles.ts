@@ -10,9 +10,8 @@
  * Read from the policies' JSON form, never their text: a comment or a string that spells a role
  * names none.
  */
-import { createRequire } from "node:module"
-import type * as Cedar from "@cedar-policy/cedar-wasm/nodejs"
 import type { Bundle } from "./Bundle.js"
+import { bindings as cedar } from "./CedarBindings.js"
 
 /** One role a policy names, with the policy's id (its `@id`, else `<file>#<n>`, as the engine names it). */
 export interface Named {
@@ -57,10 +56,3 @@ const rolesIn = (node: unknown): ReadonlyArray<string> => {
   const here = record.type === ROLE && typeof record.id === "string" ? [record.id] : []
   return [...here, ...Object.values(record).flatMap(rolesIn)]
 }
-
-/** The bindings, loaded on first use (see `PolicyEngineCedar`: 4 MB of WebAssembly on import). */
-const cedar = (): typeof Cedar => {
-  bindings ??= createRequire(import.meta.url)("@cedar-policy/cedar-wasm/nodejs") as typeof Cedar
-  return bindings
-}
-let bindings: typeof Cedar | undefined

@@ -64,13 +64,17 @@ export const awaitApproval = (
   replayed: boolean,
 ): Effect.Effect<PolicyDenied | undefined, never, Waits.Services> =>
   Effect.gen(function* () {
+    // A replayed refusal is the one journaled, answered again without a second record.
+    const journaledRefusal = exec.history.denied.get(request.key)
     const refuse = (reason: string) =>
-      Authorise.denied(
-        exec,
-        at,
-        new PolicyDenied({ action: request.action, resource: Authorise.resourceText(exec), reason }),
-        request.key,
-      )
+      journaledRefusal !== undefined
+        ? Authorise.denied(exec, at, Authorise.fromRecord(journaledRefusal), request.key, true)
+        : Authorise.denied(
+            exec,
+            at,
+            new PolicyDenied({ action: request.action, resource: Authorise.resourceText(exec), reason }),
+            request.key,
+          )
     const wanted = `needs approval by ${request.roles.join(" or ")} (${request.reason})`
     if (Option.isNone(exec.case)) return yield* refuse(`${wanted}, and a run without a case cannot hold the task`)
     if (!replayed) {

@@ -4,6 +4,7 @@
  * the conclusion. Live, Resume and Strict share this code; only the writer and the cursor differ.
  */
 import { Cause, Context, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
+import type { EffectKey } from "../domain/EffectKey.js"
 import type { StepId } from "../domain/Ids.js"
 import { StepId as StepIdSchema } from "../domain/Ids.js"
 import * as Journal from "../domain/Journal.js"
@@ -14,10 +15,12 @@ import * as Authorise from "./Authorise.js"
 import * as Execution from "./Execution.js"
 import * as Metering from "./Metering.js"
 import * as Observability from "./Observability.js"
+import * as Patches from "./Patches.js"
 import { isGroup } from "./RunDefinition.js"
 import type * as Step from "./Step.js"
 import * as StepContext from "./StepContext.js"
 import * as StepCtx from "./StepCtx.js"
+import * as StepEnds from "./StepEnds.js"
 import type * as Writer from "./Writer.js"
 
 type Exec = Execution.Execution
@@ -176,6 +179,12 @@ const runStep = (
       return stopped(exec.stop.value)
     }
     if (Exit.isSuccess(exit)) {
+      const skipped = replaying ? StepEnds.unreached(exec, where.step) : undefined
+      if (skipped !== undefined) {
+        // Kept on the execution as a halt keeps its stop, so a Strict replay reports the divergence.
+        exec.stop = Option.some(skipped)
+        return stopped(skipped)
+      }
       exec.writer.stage(boundary(where, { kind: "StepFinished", outcome: "succeeded" }))
       exec.outputs.set(index, exit.value)
       exec.completed.push(index)
@@ -327,13 +336,19 @@ const conclude = (exec: Exec, ended: Ended): Effect.Effect<Verdict, never, Needs
       else result = u
     }
     if (result._tag === "Done" && exec.history.unvisited.size > 0) {
-      const [first] = exec.history.unvisited
-      result = stopped(
-        Execution.Stop.Quarantine({
-          message: `the definition finished without reaching journaled effect ek:${first}: it no longer reproduces its journal`,
-          divergence: Option.none(),
-        }),
-      )
+      const first = exec.history.unvisited.values().next().value as EffectKey
+      const marker = Patches.unreached(exec, first)
+      if (marker !== undefined) Observability.divergence()
+      const stop = Execution.Stop.Quarantine({
+        message:
+          marker === undefined
+            ? `the definition finished without reaching journaled effect ek:${first}: it no longer reproduces its journal`
+            : `the definition finished without reaching journaled marker ${marker.expected.kind} (seq ${marker.seq}, ek:${first}): a marker was removed while the run depends on it`,
+        divergence: Option.fromNullable(marker),
+      })
+      // Kept on the execution as a halt keeps its stop, so a Strict replay reports the divergence.
+      exec.stop = Option.some(stop)
+      result = stopped(stop)
     }
     const last = at(exec, Math.max(0, exec.entry.definition.steps.length - 1), "forward")
     const finish = (outcome: Journal.RunOutcome, reason: Option.Option<string>, status: Run.RunStatus) =>

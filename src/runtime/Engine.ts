@@ -6,6 +6,7 @@
  */
 import { Effect, FiberSet, type Option } from "effect"
 import type { RunId } from "../domain/Ids.js"
+import type * as Journal from "../domain/Journal.js"
 import type * as Run from "../domain/Run.js"
 import type * as Admission from "./Admission.js"
 import * as Deliveries from "./Deliveries.js"
@@ -13,7 +14,7 @@ import { admit, onceKey } from "./engine/Admit.js"
 import { cancel } from "./engine/Cancel.js"
 import * as EngineState from "./engine/EngineState.js"
 import { fireTimers } from "./engine/FireTimers.js"
-import { replay } from "./engine/Replay.js"
+import { replay, replayRecords } from "./engine/Replay.js"
 import { raiseBudget, resume } from "./engine/Resume.js"
 import type { RunDefinition } from "./RunDefinition.js"
 import type { Options } from "./RuntimeOptions.js"
@@ -30,6 +31,7 @@ export const make = (options: Options) =>
     ...Deliveries.make(state),
     resume: (run: RunId) => resume(state, run),
     replay: (run: RunId) => replay(state, run),
+    replayRecords: (run: RunId, records: ReadonlyArray<Journal.Record>) => replayRecords(state, run, records),
     cancel: (run: RunId, actor: string, reason: string) => cancel(state, run, actor, reason),
     raiseBudget: (run: RunId, input: Run.BudgetInput) => raiseBudget(state, run, input),
     fireTimers: (now: number, limit: number) => fireTimers(state, now, limit),

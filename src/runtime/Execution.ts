@@ -85,6 +85,8 @@ export interface Execution {
   readonly policy: Policy
   /** What each step (by `phase/step`) has received in this execution: its labels (`Authorise.flowOf`). */
   readonly flows: Map<string, Flow.Flow>
+  /** The markers this execution answered (`Patches`), by key: a marker asked twice at one place answers once. */
+  readonly patches: Map<string, boolean>
   /** The obligations the run registered (`cx.deadline`), in order, replays included: what an approval is due at. */
   readonly obligations: Array<{ readonly name: string; readonly dueAt: number }>
   /** A test's stand-in for the act of a kind, if any. */
@@ -109,6 +111,7 @@ export const make = (fields: {
 }): Execution => ({
   ...fields,
   flows: new Map(),
+  patches: new Map(),
   obligations: [],
   usage: { steps: 0, effects: 0, tokens: 0, minorUnits: 0, denials: 0 },
   liveSpend: Quota.ZERO,

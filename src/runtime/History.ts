@@ -40,8 +40,17 @@ export interface History {
   readonly case: Option.Option<CaseId>
   /** Attempts by slot, in attempt order. */
   readonly slots: ReadonlyMap<string, ReadonlyArray<Attempt>>
-  /** Slots whose first attempt the replay has not reached yet; what is left at the end diverged. */
+  /**
+   * Slots whose first attempt the replay has not reached yet, and markers' answers (`patched`) it
+   * has not read back, in journal order; what is left at the end diverged.
+   */
   readonly unvisited: Set<EffectKey>
+  /** What `unvisited` holds of each forward step, in journal order: what the step must reach before it ends. */
+  readonly visitsByStep: ReadonlyMap<number, ReadonlyArray<Visit>>
+  /** The markers' answers the journal holds (`Patched`, §7.13), by their key (`Patches.keyOf`). */
+  readonly patched: ReadonlyMap<EffectKey, Marker>
+  /** The highest ordinal announced per (phase, step) (`stepOf`): how far the journal shows each step went. */
+  readonly furthest: ReadonlyMap<string, number>
   /** Payloads of unkeyed records, by (step, phase, kind), in journal order; compared by `repeats`. */
   readonly positional: ReadonlyMap<string, ReadonlyArray<Journal.Kind>>
   /** The seq of each step's `StepFinished` (forward), which fixes completion order for the unwind. */
@@ -65,6 +74,23 @@ export interface History {
   readonly head: { readonly seq: number; readonly hash: Journal.Record["hash"] }
 }
 
+/** A journaled announcement or marker answer a replay must reach: its key, seq and kind. */
+export interface Visit {
+  readonly key: EffectKey
+  readonly seq: number
+  readonly kind: string
+}
+
+/** A marker's answer as the journal holds it. */
+export interface Marker {
+  readonly seq: number
+  readonly id: string
+  readonly value: boolean
+}
+
+/** The key of `furthest`: one (phase, step). */
+export const stepOf = (phase: Phase, step: StepId | number): string => `${phase}/${step}`
+
 export const slotOf = (phase: Phase, step: StepId | number, ordinal: number): string => `${phase}/${step}/${ordinal}`
 
 export const positionOf = (step: StepId | number, phase: Phase, kind: string): string => `${step}/${phase}/${kind}`
@@ -84,6 +110,17 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     { started: Journal.Record; outcome: Option.Option<Journal.Record>; failedFirst: boolean }
   >()
   const order: Array<EffectKey> = []
+  // Announcements and markers in journal order: what a replay must reach.
+  const visits: Array<EffectKey> = []
+  const visitsByStep = new Map<number, Array<Visit>>()
+  const visit = (record: Journal.Record, key: EffectKey, kind: string) => {
+    visits.push(key)
+    if (record.phase !== "forward") return
+    const list = visitsByStep.get(record.step) ?? []
+    list.push({ key, seq: record.seq, kind })
+    visitsByStep.set(record.step, list)
+  }
+  const patched = new Map<EffectKey, Marker>()
   const positional = new Map<string, Array<Journal.Kind>>()
   const finishedAt = new Map<number, number>()
   const started = new Set<number>()
@@ -103,7 +140,14 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     if (k.kind === "EffectStarted" && Option.isSome(record.effectKey)) {
       byKey.set(record.effectKey.value, { started: record, outcome: Option.none(), failedFirst: false })
       order.push(record.effectKey.value)
+      const descriptor = k.descriptor as { readonly kind?: unknown } | null
+      visit(record, record.effectKey.value, typeof descriptor?.kind === "string" ? descriptor.kind : "")
       if (k.mutates && record.phase === "forward") mutated.add(record.step)
+      continue
+    }
+    if (k.kind === "Patched" && Option.isSome(record.effectKey)) {
+      patched.set(record.effectKey.value, { seq: record.seq, id: k.id, value: k.value })
+      visit(record, record.effectKey.value, `Patched{${k.id}, ${k.value}}`)
       continue
     }
     if (k.kind === "PolicyDenied" && Option.isSome(record.effectKey)) {
@@ -139,6 +183,7 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     positional.set(at, list)
   }
   const slots = new Map<string, Array<Attempt>>()
+  const furthest = new Map<string, number>()
   for (const key of order) {
     const entry = byKey.get(key)
     if (entry === undefined) continue
@@ -147,6 +192,8 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     const descriptor = started.kind.descriptor as { readonly kind?: unknown; readonly ordinal?: unknown }
     const ordinal = typeof descriptor?.ordinal === "number" ? descriptor.ordinal : -1
     const slot = slotOf(started.phase, started.step, ordinal)
+    const place = stepOf(started.phase, started.step)
+    furthest.set(place, Math.max(furthest.get(place) ?? -1, ordinal))
     const list = slots.get(slot) ?? []
     list.push({
       seq: started.seq,
@@ -166,7 +213,10 @@ export const build = (records: ReadonlyArray<Journal.Record>): History => {
     frozen,
     case: kase,
     slots,
-    unvisited: new Set(order),
+    unvisited: new Set(visits),
+    visitsByStep,
+    patched,
+    furthest,
     positional,
     finishedAt,
     started,

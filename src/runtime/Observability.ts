@@ -20,6 +20,10 @@ export const unreproducible = Metric.counter("agentplane.runs.unreproducible", {
 export const reconciles = Metric.counter("agentplane.effects.reconciled", { incremental: true })
 export const budgetRefusals = Metric.counter("agentplane.budget.refusals", { incremental: true })
 export const compensations = Metric.counter("agentplane.saga.compensations", { incremental: true })
+export const unknownVersions = Metric.counter("agentplane.runs.unknown_version", {
+  description: "runs left alone because their definition's version is not registered here (§7.13)",
+  incremental: true,
+})
 export const denials = Metric.counter("agentplane.policy.denials", {
   description: "effects and releases policy refused, by action",
   incremental: true,
@@ -51,6 +55,7 @@ export const reconciled = (verdict: string) => bump(reconciles, [["verdict", ver
 export const refused = (limit: string) => bump(budgetRefusals, [["limit", limit]])
 export const compensated = (outcome: string) => bump(compensations, [["outcome", outcome]])
 export const denied = (action: string) => bump(denials, [["action", action]])
+export const unknownVersion = () => bump(unknownVersions)
 
 /**
  * One structured line for a run that ended where a person may have to look: failed, compensated,
@@ -70,3 +75,11 @@ export const logRecovered = (run: string, outcome: "resumed" | "failed", detail:
   (outcome === "resumed" ? Effect.logInfo : Effect.logWarning)("agentplane.run.recovered").pipe(
     Effect.annotateLogs({ run, outcome, detail }),
   )
+
+/** A run this instance left alone: its definition's version is not the one registered here (§7.13). */
+export const logUnknownVersion = (fields: {
+  readonly run: string
+  readonly name: string
+  readonly version: string
+  readonly registered: string
+}): Effect.Effect<void> => Effect.logWarning("agentplane.run.unknown_version").pipe(Effect.annotateLogs(fields))

@@ -30,6 +30,7 @@ import * as Execution from "./Execution.js"
 import * as History from "./History.js"
 import * as Metering from "./Metering.js"
 import * as Observability from "./Observability.js"
+import * as StepEnds from "./StepEnds.js"
 
 type Exec = Execution.Execution
 
@@ -176,8 +177,8 @@ export const performAll = (
   })
 
 /**
- * The policy's answer for the first attempt at `slot` (`undefined`: go on). A refusal the journal
- * holds is answered again without asking, an approval it holds is waited for (or replayed) without
+ * The policy's answer for the first attempt at `slot` (`undefined`: go on). An approval the journal
+ * holds is waited for (or replayed) without asking, a refusal it holds is answered again without
  * asking; an announcement it holds was allowed; only a slot the journal has not reached is decided,
  * and never in Strict. A member of a group (`inGroup`) cannot wait on a person: an approval there is
  * refused.
@@ -192,13 +193,17 @@ const decided = (
   key: EffectKey.EffectKey,
   inGroup: boolean,
 ): Effect.Effect<PolicyDenied | undefined> => {
-  const journaled = exec.history.denied.get(key)
-  if (journaled !== undefined) return Authorise.denied(exec, at, Authorise.fromRecord(journaled), key, true)
+  // An approval first: a refused one holds its refusal too, and replaying it must walk the task's
+  // wait and answer again, or the journal holds an effect the replay never reaches.
   const approval = Approval.journaled(exec, key)
   if (approval !== undefined) return approve(exec, at, ordinal, kind, argsJson, key, approval, true)
-  if (exec.mode === "strict" || Option.isSome(History.attemptAt(exec.history, slot, 1))) {
-    return Effect.succeed(undefined)
-  }
+  const journaled = exec.history.denied.get(key)
+  if (journaled !== undefined) return Authorise.denied(exec, at, Authorise.fromRecord(journaled), key, true)
+  if (Option.isSome(History.attemptAt(exec.history, slot, 1))) return Effect.succeed(undefined)
+  // Before policy is asked: a step the journal closed asks for nothing new (`StepEnds`).
+  const afterEnd = StepEnds.askedAfterEnd(exec, at, { key, kind: kind.kind })
+  if (afterEnd !== undefined) return afterEnd
+  if (exec.mode === "strict") return Effect.succeed(undefined)
   return Effect.flatMap(Authorise.decide(exec, at, kind.kind, kind.mutates, argsJson, key), (verdict) => {
     if (verdict?._tag !== "ApprovalWanted") return Effect.succeed(verdict)
     if (!inGroup) return approve(exec, at, ordinal, kind, argsJson, key, verdict, false)
@@ -362,6 +367,8 @@ const live = <A, I, E, R>(
   own: boolean,
 ): Effect.Effect<Attempt.Step<A>, never, R> =>
   Effect.gen(function* () {
+    const afterEnd = StepEnds.askedAfterEnd(exec, at, { key, kind: kind.kind })
+    if (afterEnd !== undefined) return yield* afterEnd
     if (exec.mode === "strict") {
       return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
     }

@@ -4,6 +4,8 @@
  * one with `register`, so any process that registered it can start, resume or replay its runs.
  */
 import { Context, Effect, Layer, Option, type Schema } from "effect"
+import * as Canonical from "../domain/Canonical.js"
+import * as Digest from "../domain/Digest.js"
 import type { Json } from "../domain/Json.js"
 import * as Run from "../domain/Run.js"
 import type { Encoded } from "./EffectKind.js"
@@ -13,6 +15,8 @@ export type PlanEntry = Step.Any | ReadonlyArray<Step.Any>
 
 export interface RunDefinition<I, O, R> {
   readonly capability: string
+  /** The version the definition declares (§7.13); `RunAdmitted` records it with the capability. */
+  readonly version: string
   readonly input: Schema.Schema<I, Encoded>
   readonly output: Schema.Schema<O, Encoded>
   readonly plan: ReadonlyArray<PlanEntry>
@@ -33,8 +37,17 @@ export type PlanNeeds<P extends ReadonlyArray<PlanEntry>> = {
   [K in keyof P]: P[K] extends ReadonlyArray<infer S> ? StepNeeds<S> : StepNeeds<P[K]>
 }[number]
 
+/**
+ * The version a definition declares when it names none. Decision: "1", a plain string with no
+ * order or format imposed (a date, a semver, a build id all work): the runtime only ever compares
+ * versions for equality, so it never has to parse one.
+ */
+export const DEFAULT_VERSION = "1"
+
 export const make = <I, O, const P extends ReadonlyArray<PlanEntry>>(options: {
   readonly capability: string
+  /** What this code of the definition is called (§7.13); default `DEFAULT_VERSION`. Bump it when old runs must not resume on this code. */
+  readonly version?: string
   readonly input: Schema.Schema<I, Encoded>
   readonly output: Schema.Schema<O, Encoded>
   readonly plan: P
@@ -45,6 +58,8 @@ export const make = <I, O, const P extends ReadonlyArray<PlanEntry>>(options: {
 }): RunDefinition<I, O, PlanNeeds<P>> => {
   const steps = options.plan.flatMap((entry): ReadonlyArray<Step.Any> => (isGroup(entry) ? entry : [entry]))
   if (options.capability.length === 0) throw new Error("a run definition needs a capability name")
+  if (options.version !== undefined && options.version.length === 0)
+    throw new Error(`run ${options.capability}: an empty version`)
   if (steps.length === 0) throw new Error(`run ${options.capability}: the plan has no steps`)
   for (const entry of options.plan) {
     if (isGroup(entry) && entry.length === 0) throw new Error(`run ${options.capability}: an empty parallel group`)
@@ -54,6 +69,7 @@ export const make = <I, O, const P extends ReadonlyArray<PlanEntry>>(options: {
   const last = steps[steps.length - 1] as Step.Any
   return {
     capability: options.capability,
+    version: options.version ?? DEFAULT_VERSION,
     input: options.input,
     output: options.output,
     plan: options.plan,
@@ -75,6 +91,32 @@ export const frozen = (def: Any): Json => ({
   ),
   budget: Run.budgetJson(def.budget),
 })
+
+/**
+ * A digest of the definition's registered shape (§7.13), recorded in `RunAdmitted` beside its
+ * version: SHA-256 of the canonical JSON of its capability, its frozen plan (step names, roles,
+ * groups, budget) and the ASTs of its input and output schemas (`SchemaAST.toJSON`). It tells two
+ * builds' shapes apart, not their code: step bodies and the functions inside a schema (filters,
+ * transformations) are not in it, and an Effect upgrade that changes how an AST prints changes it.
+ * Undefined where the ASTs do not print as JSON (an annotation holding a bigint, say). So it is
+ * informative: the version is what a resume is pinned to. Computed once per definition.
+ */
+export const shapeDigest = (def: Any): string | undefined => {
+  if (digests.has(def)) return digests.get(def)
+  let digest: string | undefined
+  try {
+    const ast = (schema: Schema.Schema.Any) => JSON.parse(JSON.stringify(schema.ast)) as Json
+    digest = Digest.of(
+      Canonical.text({ capability: def.capability, plan: frozen(def), input: ast(def.input), output: ast(def.output) }),
+    )
+  } catch {
+    digest = undefined
+  }
+  digests.set(def, digest)
+  return digest
+}
+
+const digests = new WeakMap<Any, string | undefined>()
 
 /** A registered definition with the context its bodies and acts run in. */
 export interface Registered {

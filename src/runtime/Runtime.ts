@@ -2,11 +2,12 @@
  * The Runtime service (§7.4): admits runs, resumes them from their journal, replays them
  * strictly, cancels them and raises their budgets. Every method acts for the `Tenant` in context.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, FiberRef, Layer, Option } from "effect"
 import type { Calendar } from "../domain/Calendar.js"
 import type { CorrelationKey } from "../domain/CorrelationKey.js"
 import type { InboundEvent } from "../domain/Event.js"
 import type { CaseId, RunId } from "../domain/Ids.js"
+import type * as Journal from "../domain/Journal.js"
 import type { Json } from "../domain/Json.js"
 import type * as Run from "../domain/Run.js"
 import type { Decision, Task } from "../domain/Task.js"
@@ -21,6 +22,7 @@ import type {
   PlanContract,
   ReplayOverrun,
   RunClosed,
+  UnknownVersion,
 } from "../errors/RuntimeError.js"
 import type { Backend, Corrupt, LeaseHeld, NotFound } from "../errors/StoreError.js"
 import type * as Stores from "../services/Stores.js"
@@ -28,6 +30,7 @@ import * as Engine from "./Engine.js"
 import type { Registry, RunDefinition } from "./RunDefinition.js"
 import { Crashed, Delivered, type ReplayReport, type RunResult } from "./RunResult.js"
 import type { Fake, Options } from "./RuntimeOptions.js"
+import * as Turns from "./Turns.js"
 import type * as Writer from "./Writer.js"
 
 export { Crashed, Delivered, type Fake, type Options, type ReplayReport, type RunResult }
@@ -44,7 +47,7 @@ export type AdmissionError =
   | AdmissionConflict
   | PolicyMissing
 
-export type ResumeError = PlanContract | RunClosed | Writer.WriteError | LeaseHeld | Crashed
+export type ResumeError = PlanContract | UnknownVersion | RunClosed | Writer.WriteError | LeaseHeld | Crashed
 
 export interface RunOptions {
   /** An admission key (the `…Once` variants): a second admission with the key fails with `DuplicateAdmission` naming the first run, or with `AdmissionConflict` when its capability or canonical input differ from the first's. */
@@ -94,11 +97,16 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
       kase: CaseId,
       key?: string,
     ) => Effect.Effect<RunResult<O>, AdmissionError, Tenant>
-    /** Re-executes a run from its journal (Resume): recorded outcomes are replayed, in-doubt effects recovered by their Recovery, then it goes live; `LeaseHeld` while its owner lives, `RunClosed` once sealed. */
+    /** Re-executes a run from its journal (Resume): recorded outcomes are replayed, in-doubt effects recovered by their Recovery, then it goes live; `LeaseHeld` while its owner lives, `RunClosed` once sealed, `UnknownVersion` (touching nothing) when this instance registers another version of its definition. */
     readonly resume: (run: RunId) => Effect.Effect<RunResult<unknown>, ResumeError, Tenant>
     /** Replays a run strictly: nothing is performed and nothing is written, anywhere; past the end of history fails with `ReplayOverrun`. */
     readonly replay: (
       run: RunId,
+    ) => Effect.Effect<ReplayReport, PlanContract | ReplayOverrun | Backend | Corrupt | Crashed, Tenant>
+    /** `replay` of a run's records handed in (an export's) instead of read from the store: the replay gate's check (§7.13). */
+    readonly replayRecords: (
+      run: RunId,
+      records: ReadonlyArray<Journal.Record>,
     ) => Effect.Effect<ReplayReport, PlanContract | ReplayOverrun | Backend | Corrupt | Crashed, Tenant>
     /** Stores a cancellation request (`true` for the first), honoured at the run's next step boundary; a sealed run refuses with `RunClosed` and stores nothing. */
     readonly cancel: (
@@ -153,32 +161,37 @@ export class Runtime extends Context.Tag("agentplane/Runtime")<
 export const layer = (options: Options = {}): Layer.Layer<Runtime, never, Stores.Stores | Registry | Calendar> =>
   Layer.scoped(
     Runtime,
-    Effect.map(Engine.make(options), (a) =>
-      Runtime.of({
-        run: (def, input, opts) => a.admit(def, input, { _tag: "None" }, Option.fromNullable(opts?.admissionKey)),
-        runCorrelated: (def, input, kind, keys, opts) =>
-          a.admit(def, input, { _tag: "Keys", kind, keys }, Option.fromNullable(opts?.admissionKey)),
-        runInCase: (def, input, kase, opts) =>
-          a.admit(def, input, { _tag: "Case", case: kase }, Option.fromNullable(opts?.admissionKey)),
-        runOnce: (def, input, key) =>
-          Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "None" }, k)),
-        runCorrelatedOnce: (def, input, kind, keys, key) =>
-          Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "Keys", kind, keys }, k)),
-        runInCaseOnce: (def, input, kase, key) =>
-          Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "Case", case: kase }, k)),
-        resume: a.resume,
-        replay: a.replay,
-        cancel: a.cancel,
-        raiseBudget: a.raiseBudget,
-        deliver: a.deliver,
-        deliverTo: a.deliverTo,
-        redeliverClaimed: a.redeliverClaimed,
-        answerTask: a.answerTask,
-        decideTask: a.decideTask,
-        fireTimers: (limit) =>
-          Effect.flatMap(Clock.currentTimeMillis, (ms) => a.fireTimers(Math.floor(ms / 1000), limit)),
-        idle: a.idle,
-      }),
+    // Before the engine forks its background fibers, so they and every caller under the layer drain with it.
+    Effect.zipRight(
+      Effect.locallyScoped(FiberRef.currentScheduler, Turns.scheduler),
+      Effect.map(Engine.make(options), (a) =>
+        Runtime.of({
+          run: (def, input, opts) => a.admit(def, input, { _tag: "None" }, Option.fromNullable(opts?.admissionKey)),
+          runCorrelated: (def, input, kind, keys, opts) =>
+            a.admit(def, input, { _tag: "Keys", kind, keys }, Option.fromNullable(opts?.admissionKey)),
+          runInCase: (def, input, kase, opts) =>
+            a.admit(def, input, { _tag: "Case", case: kase }, Option.fromNullable(opts?.admissionKey)),
+          runOnce: (def, input, key) =>
+            Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "None" }, k)),
+          runCorrelatedOnce: (def, input, kind, keys, key) =>
+            Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "Keys", kind, keys }, k)),
+          runInCaseOnce: (def, input, kase, key) =>
+            Effect.flatMap(a.onceKey(def, input, key), (k) => a.admit(def, input, { _tag: "Case", case: kase }, k)),
+          resume: a.resume,
+          replay: a.replay,
+          replayRecords: a.replayRecords,
+          cancel: a.cancel,
+          raiseBudget: a.raiseBudget,
+          deliver: a.deliver,
+          deliverTo: a.deliverTo,
+          redeliverClaimed: a.redeliverClaimed,
+          answerTask: a.answerTask,
+          decideTask: a.decideTask,
+          fireTimers: (limit) =>
+            Effect.flatMap(Clock.currentTimeMillis, (ms) => a.fireTimers(Math.floor(ms / 1000), limit)),
+          idle: a.idle,
+        }),
+      ),
     ),
   )
 

@@ -21,6 +21,7 @@ import * as Builtins from "./Builtins.js"
 import type * as EffectKind from "./EffectKind.js"
 import * as Execution from "./Execution.js"
 import * as Flow from "./Flow.js"
+import * as Patches from "./Patches.js"
 import * as Protocol from "./Protocol.js"
 import type * as StepCtx from "./StepCtx.js"
 import * as Waits from "./Waits.js"
@@ -154,6 +155,9 @@ export const make = (exec: Exec, where: Execution.At, services: Context.Context<
     meetDeadline: (name) => transition(name, "met"),
     cancelDeadline: (name) => transition(name, "cancelled"),
     note: (text) => record({ kind: "Note", text }),
+    // A marker's place is the ordinal the next call takes, read without taking it.
+    patched: (id) => Effect.suspend(() => Patches.patched(exec, where, ordinal, id)),
+    deprecatePatch: (id) => Effect.suspend(() => Patches.deprecate(exec, where, ordinal, id)),
     release: (value, reason) => Effect.suspend(() => Authorise.release(exec, where, next(), value, reason)),
     awaitEvent: (spec) =>
       Effect.tap(

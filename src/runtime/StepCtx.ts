@@ -59,6 +59,14 @@ export interface Service {
    * `Released`; a refusal fails with `PolicyDenied`.
    */
   readonly release: (value: unknown, reason: string) => Effect.Effect<void, PolicyDenied>
+  /**
+   * A versioning marker (§7.13, `Patches`): true when this run takes the changed path here, false
+   * when its journal shows it went past this point on the old one. Journaled (`Patched`) and read
+   * back on every replay; it takes no ordinal, so adding one moves no journaled effect.
+   */
+  readonly patched: (id: string) => Effect.Effect<boolean>
+  /** Retires marker `id`'s old path (§7.13): records nothing, and quarantines a run whose journal took that path (`Patched{id, false}`). */
+  readonly deprecatePatch: (id: string) => Effect.Effect<void>
   /** Journals a note (a `Note` record). */
   readonly note: (text: string) => Effect.Effect<void>
   /** Effect `event.await` (§7.6): the first event of `kind` on any key, found in the buffer or delivered later; the run suspends until then. The payload is untrusted. */

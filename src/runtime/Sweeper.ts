@@ -38,6 +38,8 @@ export interface SweepReport {
   readonly wakeFailures: number
   readonly runsRecovered: number
   readonly recoveryFailures: number
+  /** Abandoned runs left alone: admitted under a version of their definition this instance does not register (§7.13). */
+  readonly unknownVersions: number
   readonly saturated: {
     readonly timers: boolean
     readonly deadlines: boolean
@@ -63,6 +65,7 @@ export const needsAttention = (r: SweepReport): boolean =>
   r.tasksExpired > 0 ||
   r.deadLettered > 0 ||
   r.recoveryFailures > 0 ||
+  r.unknownVersions > 0 ||
   r.wakeFailures > 0 ||
   Object.values(r.saturated).some((s) => s) ||
   r.evidenceLost ||
@@ -79,7 +82,8 @@ export const isQuiet = (r: SweepReport): boolean =>
     r.timersFired +
     r.wakeFailures +
     r.runsRecovered +
-    r.recoveryFailures ===
+    r.recoveryFailures +
+    r.unknownVersions ===
     0 && !Object.values(r.saturated).some((s) => s)
 
 /** The grace an unclaimed event gets before it is dead-lettered, by default. */
@@ -100,6 +104,7 @@ export const sweep = (now: Timestamp, eventGraceSecs: number = DEFAULT_EVENT_GRA
     // 1. Recovery: runs whose owner died. Resume acquires (bumping the epoch), fencing the dead owner.
     let runsRecovered = 0
     let recoveryFailures = 0
+    let unknownVersions = 0
     const abandoned = yield* Effect.orElseSucceed(journal.abandonedRuns(LIMITS.recovery), () => [])
     const emptyJournal = (run: RunId) =>
       Effect.map(Effect.either(journal.read(run, 1)), (read) => read._tag === "Right" && read.right.length === 0)
@@ -110,6 +115,8 @@ export const sweep = (now: Timestamp, eventGraceSecs: number = DEFAULT_EVENT_GRA
         ? Observability.logRecovered(run, "resumed", resumed.right.status._tag)
         : Observability.logRecovered(run, "failed", resumed.left.message)
       if (resumed._tag === "Right") runsRecovered += 1
+      // Left alone, its lease lapsed, for an instance that registers its version to recover.
+      else if (resumed.left._tag === "UnknownVersion") unknownVersions += 1
       else if (resumed.left._tag === "RunClosed" || (yield* emptyJournal(run))) {
         // A lease over an empty journal (left by a store written before admissions took their
         // lease in their opening commit, or by any other acquire of a run never written), or over a
@@ -199,6 +206,7 @@ export const sweep = (now: Timestamp, eventGraceSecs: number = DEFAULT_EVENT_GRA
       wakeFailures: fired.failed,
       runsRecovered,
       recoveryFailures,
+      unknownVersions,
       saturated: {
         timers: fired.fired + fired.failed >= LIMITS.timers,
         deadlines: due.length >= LIMITS.deadlines,

@@ -24,6 +24,7 @@ import { TimerStore } from "../services/TimerStore.js"
 import * as Execution from "./Execution.js"
 import * as History from "./History.js"
 import * as Observability from "./Observability.js"
+import * as StepEnds from "./StepEnds.js"
 
 type Exec = Execution.Execution
 
@@ -189,6 +190,11 @@ export const wait = (
  * When the obligation `name` on the run's case falls due: what a wait or a task lasts until
  * (§7.6, §7.7). The run registers its obligations and meets or cancels them itself, so a name
  * that is not registered is a plan-contract error, never an obligation made up on the spot.
+ *
+ * Strict replay reads it from the run's own journal, the instant its last `DeadlineRegistered`
+ * of that name resolved to: Strict replays records handed in without their stores (the replay
+ * gate, §7.13), and the store holds today's obligation, not the one the run saw. An obligation
+ * only another run of the case registered is read from the store, as Live and Resume read it.
  */
 export const obligationDue = (
   exec: Exec,
@@ -199,6 +205,13 @@ export const obligationDue = (
 ): Effect.Effect<number> =>
   Effect.gen(function* () {
     const kase = yield* needCase(exec, at, what)
+    if (exec.mode === "strict") {
+      const records = exec.history.records
+      for (let i = records.length - 1; i >= 0; i--) {
+        const k = records[i]?.kind
+        if (k?.kind === "DeadlineRegistered" && k.name === name) return k.resolved_at
+      }
+    }
     const deadlines = yield* store(
       exec,
       services,
@@ -325,6 +338,8 @@ const journaled = (
       }
       return Option.none()
     }
+    const afterEnd = StepEnds.askedAfterEnd(exec, at, { key, kind })
+    if (afterEnd !== undefined) return yield* afterEnd
     if (exec.mode === "strict")
       return yield* Execution.halt(exec, Execution.Stop.Overrun({ seq: exec.history.head.seq + 1 }))
     if (Option.isSome(exec.stop)) return yield* Effect.interrupt

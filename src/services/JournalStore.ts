@@ -151,6 +151,8 @@ export class JournalStore extends Context.Tag("agentplane/JournalStore")<
     readonly runs: (after: Option.Option<RunId>, limit: number) => Read<ReadonlyArray<RunId>>
     /** Up to `limit` of the run's records with `seq >= from`, ascending: `read` in pages, so a long run streams. */
     readonly readPage: (run: RunId, from: number, limit: number) => Read<ReadonlyArray<Record>>
+    /** The run's last record and the records its policy decisions are read from, ascending, each once (`ViewRecords`): every `PolicyDenied`, `Released` and keyed `Note`, every `EffectDone` the worklist answered, the announcements under those Notes' and answers' effect keys, and, after a keyed Note with no such answer of its (phase, step) after it, that step's announcements; in at most two statements through an index of those records, so the read follows them and not the journal's length; empty for an unwritten run. */
+    readonly viewRecords: (run: RunId) => Read<ReadonlyArray<Record>>
     /** Writes the records verbatim (raw, hashes, attestation) in one transaction, each continuing its run's stored chain, with the derived indexes `append` keeps, then seals each of `seals`, in order, at its head (a run with no records at the zero head), each taking the next log position; all or nothing: a sealed run, a record that does not continue its chain or does not decode, or a claimed admission key fails with `RecordRefused`; returns the number of records written. */
     readonly importRecords: (
       records: ReadonlyArray<Verbatim>,

@@ -58,7 +58,9 @@ export class LogStore extends Context.Tag("agentplane/LogStore")<
   {
     /** Hashes up to `max` sealed leaves from the integrated size on into the tree, and stores their subtrees, the new size and `key`'s checkpoint of it (signed at `now`) in one commit, only if the integrated size is still the one read: two instances integrate each leaf once, and a failure at any point stores nothing. */
     readonly integrate: (key: LogKey, now: Timestamp, max: number) => Read<Integration, NoteError | CheckpointMalformed>
-    /** The latest checkpoint, or none before the first integration call (which signs the empty tree at size 0 even with no leaves). */
+    /** The latest checkpoint; a log with none yet first gets `key`'s checkpoint of the empty tree (size 0, the RFC 9162 empty root), signed at `now` and stored once: every caller of a race gets the one stored. */
+    readonly signEmpty: (key: LogKey, now: Timestamp) => Read<StoredCheckpoint, NoteError | CheckpointMalformed>
+    /** The latest checkpoint, or none before the first `signEmpty` or integration call (which signs the empty tree at size 0 even with no leaves). */
     readonly checkpoint: () => Read<Option.Option<StoredCheckpoint>>
     /** The checkpoint signed when the log reached `size`, or none if no integration ended there. */
     readonly checkpointAt: (size: number) => Read<Option.Option<StoredCheckpoint>>
@@ -69,7 +71,7 @@ export class LogStore extends Context.Tag("agentplane/LogStore")<
     ) => Read<Inclusion, RunNotLogged | RunNotIntegrated | RunOutsideSize | SizeBeyondLog>
     /** Up to `limit` sealed leaves from position `from` on, ascending, each with its position: what an export lists (a store missing a position shows the gap). */
     readonly leaves: (from: number, limit: number) => Read<ReadonlyArray<Positioned>>
-    /** The RFC 9162 consistency proof from the tree of `from` leaves to the tree of `to`; `SizesUnordered` unless `0 < from <= to`, `SizeBeyondLog` past the latest size. */
+    /** The RFC 9162 consistency proof from the tree of `from` leaves to the tree of `to`; empty from 0 (every tree extends the empty one); `SizesUnordered` unless `0 <= from <= to`, `SizeBeyondLog` past the latest size. */
     readonly consistencyProof: (from: number, to: number) => Read<ReadonlyArray<Digest>, SizesUnordered | SizeBeyondLog>
   }
 >() {}

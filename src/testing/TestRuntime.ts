@@ -10,6 +10,7 @@ import * as Calendar from "../domain/Calendar.js"
 import type { Backend } from "../errors/StoreError.js"
 import * as MemoryBackend from "../layers/memory/MemoryBackend.js"
 import type { CrashPoint } from "../runtime/Execution.js"
+import * as ReplayGate from "../runtime/ReplayGate.js"
 import * as RunDefinition from "../runtime/RunDefinition.js"
 import * as Runtime from "../runtime/Runtime.js"
 import * as PolicyEngine from "../services/PolicyEngine.js"
@@ -55,3 +56,18 @@ export const crashAt = (point: CrashPoint, kind: string, nth = 1) => {
     return seen === nth
   }
 }
+
+/**
+ * The runtime `ReplayGate.check` replays under, with `definitions` registered (their steps'
+ * services provided): a project's own test asserts that every run of a recorded export replays.
+ */
+export const replayLayer = (
+  definitions: ReadonlyArray<RunDefinition.RunDefinition<never, unknown, never> | RunDefinition.Any>,
+): Layer.Layer<Runtime.Runtime | RunDefinition.Registry> =>
+  ReplayGate.layerWith(
+    Layer.mergeAll(
+      Layer.empty,
+      ...definitions.map((d) => RunDefinition.register(d as RunDefinition.RunDefinition<unknown, unknown, never>)),
+    ),
+    MemoryBackend.layer,
+  )

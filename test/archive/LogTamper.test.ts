@@ -55,8 +55,20 @@ const leafChanged = (lines: Lines, run: string, change: (leaf: Record<string, un
     return changed === undefined ? [] : [JSON.stringify(changed)]
   })
 
+/** Verified with the leaves in memory, and spilled to files one and two at a time: the same result, returned. */
 const verify = (lines: Lines, trust: LogCheck.Trust = {}) =>
-  Effect.either(Verify.lines(Stream.fromIterable(lines), undefined, trust))
+  Effect.gen(function* () {
+    const inMemory = yield* Effect.either(Verify.lines(Stream.fromIterable(lines), undefined, trust))
+    for (const leavesInMemory of [1, 2]) {
+      const spilled = yield* Effect.either(
+        Verify.lines(Stream.fromIterable(lines), undefined, trust, { leavesInMemory }),
+      )
+      assert.deepStrictEqual(plain(spilled), plain(inMemory), `the leaves spilled ${leavesInMemory} at a time`)
+    }
+    return inMemory
+  })
+
+const plain = (result: Either.Either<Verify.Verified, unknown>) => Either.mapLeft(result, (e) => ({ ...(e as object) }))
 
 /** The findings of a mismatch as [kind, run, position] (null where a finding names none), or the verified log. */
 const findingsOf = (result: Either.Either<Verify.Verified, unknown>): string | Array<unknown> => {

@@ -50,6 +50,18 @@ const DECLARED: Record<string, ReadonlyArray<string>> = {
   migrate: STORE,
   "token-digest": ["TokenRefused"],
   "seed-demo": [...STORE, ...SEALING, "Corrupt", "NotFound", "ObligationsOutstanding", "TenantInvalid"],
+  replay: [
+    "StoreInvalid",
+    "KekInvalid",
+    "RunsRequired",
+    "RunsInvalid",
+    "SinceInvalid",
+    "BadArgument",
+    "SystemError",
+    "Backend",
+    "Corrupt",
+    "Crashed",
+  ],
   policy: [
     "BundleInvalid",
     "BundleUnreadable",

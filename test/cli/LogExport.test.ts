@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { Effect, type Layer, Option } from "effect"
 import { afterAll, describe, it } from "vitest"
 import type { RunId } from "../../src/domain/Ids.js"
+import * as Merkle from "../../src/domain/Merkle.js"
 import * as SignedNote from "../../src/domain/SignedNote.js"
 import * as Tenant from "../../src/domain/Tenant.js"
 import type { Backend } from "../../src/errors/StoreError.js"
@@ -48,6 +49,46 @@ const json = (out: string) => JSON.parse(out) as Record<string, unknown>
 
 for (const backend of [sqlite, postgres]) {
   describe(`agentplane verify against the log (${backend.name})`, () => {
+    it("a checkpoint kept before anything was sealed is the empty tree's, and a later export extends it", {
+      timeout: 180_000,
+    }, async () => {
+      const { store, layer, drop } = await backend.make()
+      try {
+        const tenant = `t-${randomUUID().slice(0, 8)}`
+        const keyFile = scratchFile("log.key")
+        writeFileSync(keyFile, `${randomBytes(32).toString("base64")}\n`)
+        const keyFlags = ["--log-key", keyFile, "--log-name", "auditable.test"]
+        const key = (await cli(["log", "verifier", ...keyFlags])).stdout.trim()
+        // With the key, a log with nothing sealed has its size-0 checkpoint to keep; signed once.
+        const empty = await cli(["log", "checkpoint", "--store", store, "--tenant", tenant, ...keyFlags])
+        assert.strictEqual(empty.code, 0, empty.stderr)
+        const keptEmpty = json(empty.stdout)
+        assert.deepStrictEqual([keptEmpty.size, keptEmpty.root], [0, Merkle.EMPTY_ROOT])
+        const again = await cli(["log", "checkpoint", "--store", store, "--tenant", tenant])
+        assert.deepStrictEqual(json(again.stdout), keptEmpty, again.stderr)
+        const kept = scratchFile("kept-empty.json")
+        writeFileSync(kept, empty.stdout)
+        // Asked for by its size, another tenant's empty checkpoint is signed the same way.
+        const other = `${tenant}-b`
+        const bySize = await cli(["log", "checkpoint", "--store", store, "--tenant", other, "--size", "0", ...keyFlags])
+        assert.strictEqual(bySize.code, 0, bySize.stderr)
+        assert.deepStrictEqual([json(bySize.stdout).size, json(bySize.stdout).root], [0, Merkle.EMPTY_ROOT])
+
+        await inTenant(layer, tenant, sealRuns(3))
+        const swept = await cli(["sweep", "--store", store, "--tenant", tenant, ...keyFlags])
+        assert.deepStrictEqual(json(swept.stdout).log, { integrated: 3, size: 3 }, swept.stderr)
+        const file = scratchFile("export-after-empty.jsonl")
+        const exported = await cli(["export", "--store", store, "--tenant", tenant, "--out", file, "--quiet"])
+        assert.strictEqual(exported.code, 0, exported.stderr)
+        const held = await cli(["verify", "--in", file, "--checkpoint", kept, "--log-verifier", key, "--quiet"])
+        assert.strictEqual(held.code, 0, held.stderr + held.stdout)
+        const log = json(held.stdout).log as Record<string, unknown>
+        assert.deepStrictEqual([log.size, log.kept], [3, { size: 0, root: Merkle.EMPTY_ROOT, added: 3 }])
+      } finally {
+        await drop()
+      }
+    })
+
     it("an export verifies against a kept checkpoint and the verifier key; with a run taken out, verify and restore refuse it", {
       timeout: 180_000,
     }, async () => {

@@ -96,6 +96,7 @@ for (const backend of [sqlite, postgres]) {
           "tasksEscalated",
           "tasksExpired",
           "timersFired",
+          "unknownVersions",
           "wakeFailures",
           "warned",
         ])

@@ -15,6 +15,7 @@ import { leases } from "./journal/Leases.js"
 import { options } from "./journal/Options.js"
 import { positions } from "./journal/Positions.js"
 import { races } from "./journal/Races.js"
+import { view } from "./journal/View.js"
 
 export const suite = (backend: Backend) =>
   describe("JournalStore", () => {
@@ -26,6 +27,7 @@ export const suite = (backend: Backend) =>
       acquireMany(test, backend)
       indexes(test)
       imports(test)
+      view(test)
       // Tampering is planted with raw SQL, so only a backend with rows to tamper with has these.
       if (Option.isSome(sql)) damage(sql.value)
       if (Option.isSome(sql)) positions(sql.value, backend)

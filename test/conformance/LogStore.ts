@@ -6,11 +6,13 @@ import { type Backend, battery } from "../support/Backend.js"
 import { instances } from "./log/Instances.js"
 import { integrate } from "./log/Integrate.js"
 import { proofs } from "./log/Proofs.js"
+import { signEmpty } from "./log/SignEmpty.js"
 
 export const suite = (backend: Backend) =>
   describe("LogStore", () => {
-    battery(backend, (test) => {
+    battery(backend, (test, sql) => {
       integrate(test)
+      signEmpty(test, sql, backend)
       proofs(test)
       instances(test, backend)
     })

@@ -14,6 +14,7 @@ import * as Checkpoint from "../../src/domain/Checkpoint.js"
 import * as Digest from "../../src/domain/Digest.js"
 import { generateRunId } from "../../src/domain/Ids.js"
 import * as LogLeaf from "../../src/domain/LogLeaf.js"
+import * as Merkle from "../../src/domain/Merkle.js"
 import * as MerkleNodes from "../../src/domain/MerkleNodes.js"
 import * as SignedNote from "../../src/domain/SignedNote.js"
 
@@ -95,6 +96,13 @@ describe("checkpoints, checked by @sigstore/verify", () => {
     const note = Either.getOrThrow(Checkpoint.sign(cp, [log]))
     const theirs = verifyCheckpoint(envelope(note), [authority])
     expect([theirs.origin, theirs.logSize, theirs.logHash.toString("hex")]).toEqual([log.name, 300n, integrated.root])
+  })
+
+  it("accepts our checkpoint of the empty tree: size 0, root SHA-256 of nothing", () => {
+    const cp = new Checkpoint.Checkpoint({ origin: log.name, size: 0, root: Merkle.EMPTY_ROOT })
+    const note = Either.getOrThrow(Checkpoint.sign(cp, [log]))
+    const theirs = verifyCheckpoint(envelope(note), [authority])
+    expect([theirs.logSize, theirs.logHash.toString("hex")]).toEqual([0n, Merkle.EMPTY_ROOT])
   })
 
   it("refuses our checkpoint once its size is altered", () => {

@@ -252,6 +252,38 @@ describe("MerkleProof properties", () => {
     )
   })
 
+  it("a kept empty tree is extended by every tree with no proof; a wrong root or a proof is refused", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.integer({ min: 0, max: 300 }), FastCheck.nat(), (n, r) => {
+        const second = Merkle.root(many.slice(0, n))
+        // The proof verifyConsistency refuses from 0 (as the transparency-dev vectors do), verifyExtends accepts.
+        expect(Either.isLeft(MerkleProof.verifyConsistency(0, n, [], Merkle.EMPTY_ROOT, second))).toBe(true)
+        expect(MerkleProof.verifyExtends(0, n, [], Merkle.EMPTY_ROOT, second)).toEqual(Either.void)
+        expect(Either.isLeft(MerkleProof.verifyExtends(0, n, [], flip(Merkle.EMPTY_ROOT, r), second))).toBe(true)
+        expect(Either.isLeft(MerkleProof.verifyExtends(0, n, [Merkle.EMPTY_ROOT], Merkle.EMPTY_ROOT, second))).toBe(
+          true,
+        )
+      }),
+      { numRuns: 100 },
+    )
+    const zero = MerkleProof.verifyExtends(0, 0, [], Merkle.EMPTY_ROOT, flip(Merkle.EMPTY_ROOT, 3))
+    expect(Either.isLeft(zero)).toBe(true)
+    expect(Either.isLeft(MerkleProof.verifyExtends(0, -1, [], Merkle.EMPTY_ROOT, Merkle.EMPTY_ROOT))).toBe(true)
+  })
+
+  it("from a kept size above 0, verifyExtends is verifyConsistency", () => {
+    FastCheck.assert(
+      FastCheck.property(sizes, ([n, m, r]) => {
+        const proof = Merkle.consistencyPath(m, many.slice(0, n))
+        const first = Merkle.root(many.slice(0, m))
+        const second = Merkle.root(many.slice(0, n))
+        expect(MerkleProof.verifyExtends(m, n, proof, first, second)).toEqual(Either.void)
+        expect(Either.isLeft(MerkleProof.verifyExtends(m, n, proof, flip(first, r), second))).toBe(true)
+      }),
+      { numRuns: 100 },
+    )
+  })
+
   it("a proof for one leaf does not verify another leaf at the same index or the same leaf at another index", () => {
     const proof = Merkle.inclusionPath(5, many.slice(0, 13))
     const root = Merkle.root(many.slice(0, 13))

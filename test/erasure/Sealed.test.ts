@@ -27,6 +27,7 @@ const sealed = (inner: Backend.Backend): Backend.Backend => {
     pooled: (size) => Layer.provide(SealedStores.over(inner.pooled(size)), ring),
     sql: Option.none(),
     capabilities: inner.capabilities,
+    keyRing: ring,
   }
 }
 

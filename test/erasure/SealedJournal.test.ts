@@ -11,15 +11,17 @@ import { Effect, Option, Schema } from "effect"
 import * as CorrelationKey from "../../src/domain/CorrelationKey.js"
 import * as Digest from "../../src/domain/Digest.js"
 import { InboundEvent } from "../../src/domain/Event.js"
+import { generateRunId } from "../../src/domain/Ids.js"
 import { Tenant } from "../../src/domain/Tenant.js"
 import { eraseCase } from "../../src/erasure/EraseCase.js"
 import * as Sealed from "../../src/erasure/Sealed.js"
 import * as SealedStores from "../../src/erasure/SealedStores.js"
+import { WORKLIST_SOURCE } from "../../src/runtime/Worklist.js"
 import { CaseStore } from "../../src/services/CaseStore.js"
 import { EventStore } from "../../src/services/EventStore.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
 import { TaskStore } from "../../src/services/TaskStore.js"
-import { note, one } from "../conformance/journal/Fixtures.js"
+import { effectKey, entry, note, one, started } from "../conformance/journal/Fixtures.js"
 import { task } from "../conformance/task/Fixtures.js"
 import { assert } from "../support/Assert.js"
 import * as Backend from "../support/Backend.js"
@@ -70,6 +72,75 @@ describe("sealed stores (sqlite)", () => {
           for (const row of rows) prev = Digest.chain(prev, row.raw)
           assert.strictEqual(reads.head.hash, prev)
         }).pipe(asFreshTenant),
+    )
+
+    it.effect("viewRecords finds approvals' waits by what sealing leaves in the clear, and opens what it answers", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const tenant = yield* Tenant
+        const s = yield* seed("view owner")
+        const run = generateRunId()
+        const [decided, open, wait1, wait2] = [effectKey(), effectKey(), effectKey(), effectKey()]
+        const approval = (ek: typeof decided, step: number) =>
+          entry(
+            { kind: "Note", text: JSON.stringify({ approval: ["reviewer"], reason: "eyes" }) },
+            { case: s.kase, effect: ek, step },
+          )
+        const wait = (ek: typeof decided, step: number) =>
+          entry({ ...(started(ek).kind as object), descriptor: { kind: "task.await", ordinal: 1_000_000 } } as never, {
+            case: s.kase,
+            effect: ek,
+            step,
+          })
+        const reads = yield* SealedStores.sealing(
+          Effect.gen(function* () {
+            const journal = yield* JournalStore
+            const lease = yield* journal.acquire(run, "viewer", 60)
+            yield* journal.append(run, lease.epoch, [
+              approval(decided, 1),
+              wait(wait1, 1),
+              entry(
+                {
+                  kind: "EffectDone",
+                  output: { approved: true },
+                  source: WORKLIST_SOURCE,
+                  spend: null,
+                  declared: null,
+                },
+                { case: s.kase, effect: wait1, step: 1 },
+              ),
+              started(effectKey(), { case: s.kase, step: 2 }),
+              approval(open, 3),
+              started(effectKey(), { case: s.kase, step: 2 }),
+              wait(wait2, 3),
+              note("after", { case: s.kase, step: 2 }),
+            ])
+            return { view: yield* journal.viewRecords(run), read: yield* journal.read(run, 1) }
+          }),
+        )
+        const rows = yield* sql`SELECT raw FROM journal WHERE tenant = ${tenant} AND run_id = ${run}`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Raw)),
+        )
+        for (const row of rows) assert.strictEqual(Buffer.from(row.raw).indexOf("task.await"), -1)
+        // Both Notes, both waits, the answer and the last record; not step 2's announcements.
+        assert.deepStrictEqual(
+          reads.view.map((r) => r.seq),
+          [1, 2, 3, 5, 7, 8],
+        )
+        assert.deepStrictEqual(
+          reads.view,
+          reads.read.filter((r) => [1, 2, 3, 5, 7, 8].includes(r.seq)),
+        )
+        assert.deepStrictEqual(
+          reads.view
+            .filter((r) => r.kind.kind === "EffectStarted")
+            .map((r) => (r.kind as { descriptor: unknown }).descriptor),
+          [
+            { kind: "task.await", ordinal: 1_000_000 },
+            { kind: "task.await", ordinal: 1_000_000 },
+          ],
+        )
+      }).pipe(asFreshTenant),
     )
 
     it.effect("a task's justification is sealed in its row and opened on every read", () =>

@@ -19,6 +19,8 @@ type Input = typeof Input.Type
 /** Waits for `invoice.paid` with key `("subject", invoice)`, as a CloudEvent's subject gives it. */
 export const awaitsPayment = RunDefinition.make({
   capability: "http-test.await",
+  // A declared version, so the run view's `definition` shows one that is not the default.
+  version: "2026-12-a",
   input: Input,
   output: Schema.Unknown,
   plan: [

@@ -5,7 +5,7 @@
  * tenant's log is its own; a caller without `api:log.read` is 403.
  */
 import { describe, layer } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as Checkpoint from "../../src/domain/Checkpoint.js"
 import { Digest } from "../../src/domain/Digest.js"
 import { generateRunId } from "../../src/domain/Ids.js"
@@ -23,10 +23,61 @@ type Json = any
 for (const backend of Http.backends()) {
   describe(`http transparency log (${backend.name})`, () => {
     layer(backend.layer, { excludeTestServices: true })((it) => {
+      it.effect("a signing server answers a fresh log with the empty tree's checkpoint, which later ones extend", () =>
+        Effect.gen(function* () {
+          const { key, verifier } = deploymentKey()
+          yield* Http.withServer(
+            (f) =>
+              Effect.gen(function* () {
+                const fresh = yield* f.raw("GET", "/log/checkpoint", { as: "rita" })
+                assert.strictEqual(fresh.status, 200)
+                const kept = fresh.json as Json
+                const zero = Either.getOrThrow(Checkpoint.open(kept.note, [verifier]))
+                assert.deepStrictEqual(
+                  [zero.size, zero.root, kept.size, kept.root],
+                  [0, Merkle.EMPTY_ROOT, 0, Merkle.EMPTY_ROOT],
+                )
+                // Stored once: asked again, and by the store, it is the same note.
+                assert.deepStrictEqual((yield* f.raw("GET", "/log/checkpoint", { as: "rita" })).json, kept)
+                const stored = yield* f.inTenant(Effect.flatMap(LogStore, (log) => log.checkpointAt(0)))
+                assert.strictEqual(Option.getOrThrow(stored).note, kept.note)
+                // Proofs against the kept size-0 tree: nothing to include, an empty proof to extend it.
+                const con0 = (yield* f.raw("GET", "/log/consistency?from=0", { as: "rita" })).json as Json
+                assert.deepStrictEqual([con0.from, con0.to, con0.proof], [0, 0, []])
+                // Tenant B's log gets its own, under its own origin.
+                const other = (yield* f.raw("GET", "/log/checkpoint", { as: "bob" })).json as Json
+                const otherOpened = Either.getOrThrow(Checkpoint.open(other.note, [verifier]))
+                assert.deepStrictEqual(otherOpened.size, 0)
+                assert.notStrictEqual(otherOpened.origin, zero.origin)
+
+                yield* f.inTenant(
+                  Effect.gen(function* () {
+                    const store = yield* JournalStore
+                    for (let i = 0; i < 3; i++) yield* sealed(store, i)
+                    yield* Effect.flatMap(LogStore, (log) => log.integrate(key, NOW, 10))
+                  }),
+                )
+                const next = (yield* f.raw("GET", "/log/checkpoint", { as: "rita" })).json as Json
+                const three = Either.getOrThrow(Checkpoint.open(next.note, [verifier]))
+                assert.strictEqual(three.size, 3)
+                const con = (yield* f.raw("GET", "/log/consistency?from=0", { as: "rita" })).json as Json
+                assert.deepStrictEqual([con.from, con.to], [0, 3])
+                const extended = MerkleProof.verifyExtends(0, 3, con.proof, zero.root, three.root)
+                assert.isTrue(Either.isRight(extended), String(extended))
+                // A kept checkpoint that is not the empty tree's is refused from 0.
+                const forged = MerkleProof.verifyExtends(0, 3, con.proof, three.root, three.root)
+                assert.isTrue(Either.isLeft(forged))
+              }),
+            { logKey: key },
+          )
+        }),
+      )
+
       it.effect("the checkpoint and proofs an auditor fetches verify offline; refusals have their statuses", () =>
         Http.withServer((f) =>
           Effect.gen(function* () {
             const { key, verifier } = deploymentKey()
+            // A server without the log key signs nothing: an empty log has no checkpoint there.
             const none = yield* f.raw("GET", "/log/checkpoint", { as: "rita" })
             assert.deepStrictEqual([none.status, (none.json as Json)._tag], [404, "NotFound"])
             // The first integration call, with nothing sealed, signs the empty tree: 200 at size 0.

@@ -1,12 +1,14 @@
 /**
- * The run routes (§8.2) on each backend: one run's head, outcome, case and suspend reason as it
+ * The run routes (§8.2) on each backend: one run's definition and version (§7.13), head, outcome, case and suspend reason as it
  * waits and once it finished; runs by outcome; the cancellation request (202) honoured at the
  * run's wait; unknown runs and another tenant's runs are 404.
  */
 import { describe, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { generateRunId } from "../../src/domain/Ids.js"
+import { generateRunId, StepId } from "../../src/domain/Ids.js"
+import * as Journal from "../../src/domain/Journal.js"
 import type { Forbidden } from "../../src/http/Authorizer.js"
+import * as RunDefinition from "../../src/runtime/RunDefinition.js"
 import { JournalStore } from "../../src/services/JournalStore.js"
 import { assert } from "../support/Assert.js"
 import * as Http from "../support/Http.js"
@@ -55,6 +57,86 @@ for (const backend of Http.backends()) {
               assert.isTrue(done.head.seq > waiting.head.seq)
             }),
           { definitions: [Definitions.awaitsPayment] },
+        ),
+      )
+
+      it.effect("GET /runs/{run} names the definition, version and shape digest the run was admitted under", () =>
+        Http.withServer(
+          (f) =>
+            Effect.gen(function* () {
+              const started = yield* f.inTenant(
+                Definitions.start(f.runtime, Definitions.awaitsPayment, `INV-${Math.random()}`),
+              )
+              const read = yield* f.as("rita").runs.read({ path: { run: started.run } })
+              const digest = Option.getOrThrow(
+                Option.fromNullable(RunDefinition.shapeDigest(Definitions.awaitsPayment)),
+              )
+              assert.match(digest, /^[0-9a-f]{64}$/)
+              assert.deepStrictEqual(
+                read.definition,
+                Option.some({
+                  name: "http-test.await",
+                  version: Option.some("2026-12-a"),
+                  digest: Option.some(digest),
+                }),
+              )
+              // As the journal holds it, and as the wire carries it.
+              const records = yield* f.inTenant(Effect.flatMap(JournalStore, (j) => j.read(started.run, 1)))
+              const admitted = records[0]?.kind
+              assert.deepStrictEqual(
+                admitted?.kind === "RunAdmitted" ? [admitted.definition_version, admitted.definition_digest] : [],
+                ["2026-12-a", digest],
+              )
+              const raw = yield* f.raw("GET", `/runs/${started.run}`, { as: "rita" })
+              assert.deepStrictEqual((raw.json as { readonly definition?: unknown }).definition, {
+                name: "http-test.await",
+                version: "2026-12-a",
+                digest,
+              })
+            }),
+          { definitions: [Definitions.awaitsPayment] },
+        ),
+      )
+
+      it.effect("GET /runs/{run} of a run admitted before versions were recorded shows its name and null version", () =>
+        Http.withServer((f) =>
+          Effect.gen(function* () {
+            const run = generateRunId()
+            // A journal as an earlier build wrote it: RunAdmitted without the definition's version or digest.
+            yield* f.inTenant(
+              Effect.gen(function* () {
+                const journal = yield* JournalStore
+                const lease = yield* journal.acquire(run, "old-build", 30)
+                yield* journal.append(run, lease.epoch, [
+                  Journal.built({
+                    case: Option.none(),
+                    step: StepId.make(0),
+                    phase: "forward",
+                    effectKey: Option.none(),
+                    kind: {
+                      kind: "RunAdmitted",
+                      capability: "http-test.old",
+                      input: {},
+                      input_label: "test",
+                      policy_bundle: "allow-all",
+                      canon: 1,
+                    },
+                  }),
+                ])
+              }),
+            )
+            const read = yield* f.as("rita").runs.read({ path: { run } })
+            assert.deepStrictEqual(
+              read.definition,
+              Option.some({ name: "http-test.old", version: Option.none(), digest: Option.none() }),
+            )
+            const raw = yield* f.raw("GET", `/runs/${run}`, { as: "rita" })
+            assert.deepStrictEqual((raw.json as { readonly definition?: unknown }).definition, {
+              name: "http-test.old",
+              version: null,
+              digest: null,
+            })
+          }),
         ),
       )
 

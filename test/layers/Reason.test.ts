@@ -1,10 +1,12 @@
 /**
- * The reason a `Backend` leads with is read off the driver's code: what a caller (and the HTTP
+ * The reason a `Backend` carries is read off the driver's code: what a caller (and the HTTP
  * layer's 503 body) may act on. A connection that failed is worth retrying elsewhere; a statement
  * the client encoded wrongly is not.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, it } from "vitest"
+import { Backend } from "../../src/errors/StoreError.js"
+import * as Unavailable from "../../src/http/Unavailable.js"
 import * as Sql from "../../src/layers/internal/Sql.js"
 import { assert } from "../support/Assert.js"
 
@@ -37,5 +39,31 @@ describe("Sql.reasonOf", () => {
     assert.strictEqual(Sql.reasonOf(pgError("57014", "canceling statement due to user request")), "backend")
     assert.strictEqual(Sql.reasonOf(pgError("SQLITE_BUSY")), "busy")
     assert.strictEqual(Sql.reasonOf(pgError("23505")), "backend")
+  })
+})
+
+describe("Sql.backend", () => {
+  it("carries the reason as a field, the one the HTTP layer answers with", () => {
+    for (const [code, reason] of [
+      ["55P03", "lock_timeout"],
+      ["08006", "connect_failed"],
+      ["SQLITE_BUSY", "busy"],
+      [Sql.STORE_GONE, "store_gone"],
+      ["23505", "backend"],
+    ] as const) {
+      const e = Sql.backend(pgError(code))
+      assert.strictEqual(e.reason, reason, code)
+      assert.strictEqual(Unavailable.fromBackend(e).reason, reason, code)
+    }
+  })
+
+  it("the HTTP answer follows the field, never the detail's text", () => {
+    // A detail that happens to begin with a reason's word (a driver message, a table name) is not one.
+    const worded = new Backend({ detail: "lock_timeout: looks like a reason" })
+    assert.strictEqual(worded.reason, "backend")
+    assert.strictEqual(Unavailable.fromBackend(worded).reason, "backend")
+    const busy = Unavailable.fromBackend(new Backend({ reason: "busy", detail: "SQLITE_BUSY: database is locked" }))
+    assert.strictEqual(busy.reason, "busy")
+    assert.isFalse(busy.message.includes("SQLITE_BUSY"), busy.message)
   })
 })

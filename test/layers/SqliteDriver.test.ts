@@ -140,7 +140,7 @@ describe("SqliteDriver", () => {
   )
 
   it.live(
-    "a statement that rolls the shared transaction back itself answers its own cause; the others still commit",
+    "a statement that rolls the shared transaction back itself answers with its own text and cause; the others still commit",
     () =>
       Effect.gen(function* () {
         const driver = yield* Driver.Driver
@@ -167,6 +167,8 @@ describe("SqliteDriver", () => {
         assert.isTrue(error instanceof SqlError, `the third fails with its statement's SqlError, got ${String(error)}`)
         const cause = String((error as SqlError).cause)
         assert.isTrue(cause.includes("three rolled back"), `the cause names the trigger's message, got ${cause}`)
+        const message = (error as SqlError).message
+        assert.isTrue(message.includes("INSERT INTO t VALUES (3)"), `the error names the statement, got ${message}`)
         const rows = yield* driver.run("SELECT x FROM t ORDER BY x", [], false)
         assert.deepStrictEqual(
           rows.map((r) => r.x),

@@ -1,6 +1,6 @@
 /**
  * The §10 counters, read back through `Metric.value` after runs: acts performed and replayed by
- * kind, runs by outcome, quarantines and undecidable effects. The registry is process-wide, so
+ * kind, runs by outcome, quarantines, undecidable effects and Strict replays that did not reproduce. The registry is process-wide, so
  * kinds are unique to this file and shared dimensions are read as deltas.
  */
 import { randomUUID } from "node:crypto"
@@ -85,6 +85,52 @@ describe("counters", () => {
       expect((yield* rt.replay(result.run)).reproduced).toBe(true)
       expect(yield* count(Observability.runs, [["outcome", "succeeded"]])).toBe(sealed)
     }).pipe(Effect.provide(TestRuntime.layer([definition])), Backend.asFreshTenant)
+  })
+
+  it.live("a Strict replay that does not reproduce the journaled outcome counts one unreproducible run", () => {
+    const { kind, definition } = definitionOf(Run.Recovery.Retry(), "unreproducible")
+    // The same capability with its code changed: it performs one act where the journal has two.
+    const changed = RunDefinition.make({
+      capability: definition.capability,
+      input: Schema.Struct({ n: Schema.Number }),
+      output: Schema.Number,
+      plan: [
+        Step.make({
+          name: "twice",
+          body: (input: { readonly n: number }) =>
+            Effect.flatMap(StepCtx, (cx) =>
+              cx.perform(
+                EffectKind.make<number, { readonly n: number }>({
+                  kind,
+                  args: Schema.Struct({ n: Schema.Number }),
+                  success: Schema.Number,
+                  mutates: true,
+                  recovery: Run.Recovery.Retry(),
+                  act: ({ n }) => Effect.succeed(n),
+                }),
+                { n: input.n + 100 },
+              ),
+            ),
+        }),
+      ],
+    })
+    const backend = Backend.memory()
+    return Effect.gen(function* () {
+      const result = yield* Effect.flatMap(Runtime.Runtime, (rt) =>
+        rt.run(definition, Run.labeled({ n: 1 }, "test")),
+      ).pipe(Effect.provide(TestRuntime.layer([definition], { stores: backend.layer })))
+      const before = yield* count(Observability.unreproducible)
+      const same = yield* Effect.flatMap(Runtime.Runtime, (rt) => rt.replay(result.run)).pipe(
+        Effect.provide(TestRuntime.layer([definition], { stores: backend.layer })),
+      )
+      expect(same.reproduced).toBe(true)
+      expect(yield* count(Observability.unreproducible)).toBe(before)
+      const other = yield* Effect.flatMap(Runtime.Runtime, (rt) => rt.replay(result.run)).pipe(
+        Effect.provide(TestRuntime.layer([changed], { stores: backend.layer })),
+      )
+      expect(other.reproduced).toBe(false)
+      expect((yield* count(Observability.unreproducible)) - before).toBe(1)
+    }).pipe(Backend.asFreshTenant)
   })
 
   it.effect(

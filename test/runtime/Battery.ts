@@ -12,17 +12,23 @@ import * as CaseState from "./CaseState.js"
 import * as ConclusionLogs from "./ConclusionLogs.js"
 import * as Crash from "./Crash.js"
 import * as Decide from "./Decide.js"
+import * as Patched from "./Patched.js"
 import * as Policy from "./Policy.js"
 import * as Property from "./Property.js"
 import * as Protocol from "./Protocol.js"
 import * as Races from "./Races.js"
 import * as Reconcile from "./Reconcile.js"
 import * as Replay from "./Replay.js"
+import * as ReplayGate from "./ReplayGate.js"
+import * as ReplayProperty from "./ReplayProperty.js"
 import * as Saga from "./Saga.js"
 import * as Status from "./Status.js"
+import * as StepEnds from "./StepEnds.js"
 import * as Targeted from "./Targeted.js"
 import * as TaskObligation from "./TaskObligation.js"
 import * as TimerLeases from "./TimerLeases.js"
+import * as UnknownVersion from "./UnknownVersion.js"
+import * as ViewDecisions from "./ViewDecisions.js"
 import * as WaitCrashes from "./WaitCrashes.js"
 import * as WaitEdges from "./WaitEdges.js"
 import * as Waits from "./Waits.js"
@@ -42,6 +48,11 @@ export const suite = (backend: Backend.Backend) =>
     Attempts.suite(backend)
     Crash.suite(backend)
     Replay.suite(backend)
+    Patched.suite(backend)
+    UnknownVersion.suite(backend)
+    ReplayGate.suite(backend)
+    ReplayProperty.suite(backend)
+    StepEnds.suite(backend)
     Status.suite(backend)
     ConclusionLogs.suite(backend)
     Saga.suite(backend)
@@ -52,6 +63,7 @@ export const suite = (backend: Backend.Backend) =>
     Races.suite(backend)
     Property.suite(backend)
     Policy.suite(backend)
+    ViewDecisions.suite(backend)
     Reconcile.suite(backend)
     Waits.suite(backend)
     Worklist.suite(backend)

@@ -801,8 +801,58 @@ export const suite = (backend: Backend.Backend) =>
         expect(Support.recordsOfKind(records, "EffectStarted").some((r) => descriptorKind(r) === "policy.send")).toBe(
           false,
         )
+        // Replayed, the refusal walks the task's wait and its answer again, as the live run did.
+        const report = yield* rt.replay(first.run)
+        expect(report.reproduced).toBe(true)
       }).pipe(Support.on(Support.runtime(backend, [def], { policy: withEngine(engine) })), Backend.asFreshTenant)
     })
+
+    it.live(
+      "RequireApproval refused and handled, then another approved: the wake-up replays the refusal, the run concludes",
+      () => {
+        const counter = new Support.Counter()
+        const k = kinds(counter)
+        const def = RunDefinition.make({
+          capability: "policy.refuse.then.approve",
+          input: Input,
+          output: Schema.String,
+          plan: [
+            Step.make<{ readonly to: string }, string, PolicyDenied>({
+              name: "send twice",
+              body: ({ to }) =>
+                Effect.gen(function* () {
+                  const cx = yield* StepCtx
+                  // The first refusal is handled; the step goes on to ask again.
+                  yield* cx.perform(k.send, { to: `${to} first` }).pipe(Effect.option)
+                  return yield* cx.perform(k.send, { to: `${to} second` })
+                }),
+            }),
+          ],
+        })
+        const { engine } = recording(() => Decision.RequireApproval({ roles: ["reviewer"], reason: "needs eyes" }))
+        return Effect.gen(function* () {
+          const rt = yield* Runtime.Runtime
+          const first = yield* rt.runCorrelated(def, Run.labeled({ to: "ann" }, "operator"), "mail", [order("twice")])
+          const open = () =>
+            Effect.map(
+              Effect.flatMap(TaskStore, (t) => t.forCase(Option.getOrThrow(first.case))),
+              (tasks) => tasks.find((t) => t.state === "open")?.id as never,
+            )
+          yield* rt.decideTask(yield* open(), by("alice", false), ["reviewer"])
+          yield* rt.idle
+          yield* rt.decideTask(yield* open(), by("bob", true), ["reviewer"])
+          yield* rt.idle
+          expect(yield* Support.concludedAs(first.run, "succeeded")).toBe(true)
+          expect(counter.get("policy.send")).toBe(1)
+          const records = yield* Support.journalOf(first.run)
+          // One refusal on the record: the wake-up answered the journaled one again, writing none.
+          expect(Support.recordsOfKind(records, "PolicyDenied").map((r) => r.kind.reason)).toEqual([
+            "alice did not approve it: checked",
+          ])
+          expect((yield* rt.replay(first.run)).reproduced).toBe(true)
+        }).pipe(Support.on(Support.runtime(backend, [def], { policy: withEngine(engine) })), Backend.asFreshTenant)
+      },
+    )
 
     it.live(
       "RequireApproval past the run's obligation: the sweeper expires the task, and the effect is refused",

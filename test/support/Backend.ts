@@ -9,13 +9,16 @@ import type { Statement } from "@effect/sql/Statement"
 import { layer, type Vitest } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { inject } from "vitest"
+import type * as Journal from "../../src/domain/Journal.js"
 import { Tenant, TenantId } from "../../src/domain/Tenant.js"
+import * as SealedStores from "../../src/erasure/SealedStores.js"
 import type { Backend as BackendError } from "../../src/errors/StoreError.js"
 import * as Migrations from "../../src/layers/Migrations.js"
 import * as MemoryBackend from "../../src/layers/memory/MemoryBackend.js"
 import * as PgBackend from "../../src/layers/PgBackend.js"
 import * as SqliteBackend from "../../src/layers/SqliteBackend.js"
 import * as SqlStores from "../../src/layers/SqlStores.js"
+import { KeyRing } from "../../src/services/KeyRing.js"
 
 /** What a store-level test may require: the stores, and nothing that only a database has. */
 export type Stores = SqlStores.Stores
@@ -52,6 +55,22 @@ export interface Backend {
     /** Statements of concurrent fibers really interleave in the database (not one serialised connection). */
     readonly concurrentWriters: boolean
   }
+  /** Present where the stores seal payloads: the key ring they seal through (an export's payloads stay sealed). */
+  readonly keyRing?: Layer.Layer<KeyRing>
+}
+
+/**
+ * The replay gate's `open` for a backend that seals (an export's payloads stay sealed), and nothing
+ * for one that does not: spread into `ReplayGate.check`'s options.
+ */
+export const replayOpener = (backend: Backend) => {
+  const ring = backend.keyRing
+  return ring === undefined
+    ? {}
+    : {
+        open: (records: ReadonlyArray<Journal.Record>) =>
+          Effect.flatMap(KeyRing, (keys) => SealedStores.openRecords(keys)(records)).pipe(Effect.provide(ring)),
+      }
 }
 
 /**

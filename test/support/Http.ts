@@ -107,6 +107,8 @@ export const withServer = <A, E, R>(
     readonly log?: Layer.Layer<never>
     /** The engine deciding the runtime's effects (§7.12); every effect allowed by default. */
     readonly policy?: Layer.Layer<PolicyEngine.PolicyEngine>
+    /** The key the server signs the log with (`--log-key`); none by default. */
+    readonly logKey?: Server.Options["logKey"]
   } = {},
 ): Effect.Effect<A, E | BackendError | unknown, Exclude<R, Scope.Scope> | Stores.Stores> =>
   Effect.scoped(
@@ -135,6 +137,7 @@ export const withServer = <A, E, R>(
         scrapeDigests: [Credentials.digest(scrapeToken)],
         metricTenant: options.metricTenant ?? false,
         ...(options.docs === undefined ? {} : { docs: options.docs }),
+        ...(options.logKey === undefined ? {} : { logKey: options.logKey }),
       }).pipe(
         Layer.provide(Credentials.layerEntries(entries, "test")),
         Layer.provide(RoutePolicy.layer),

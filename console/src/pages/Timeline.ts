@@ -31,7 +31,14 @@ const details = (r: any): ReadonlyArray<readonly [string, Child]> => {
     case "RunAdmitted":
       return [
         ["Capability", r.capability],
+        // A journal written before definitions declared a version holds none (§7.13).
+        ["Definition version", r.definition_version ?? "not recorded"],
         ["Input label", r.input_label],
+      ]
+    case "Patched":
+      return [
+        ["Marker", r.id],
+        ["Path", r.value ? "new (the marker's changed path)" : "old (recorded before the marker)"],
       ]
     case "EffectStarted":
       return [

@@ -1,6 +1,6 @@
 /**
- * Run routes (§8.2): runs by outcome, one run's head, outcome, case, suspend reason and policy
- * decisions (§7.12, `PolicyDecision`), and the cancellation request. A run is found in the caller's tenant only, so another tenant's run is
+ * Run routes (§8.2): runs by outcome, one run's definition and version (§7.13), head, outcome,
+ * case, suspend reason and policy decisions (§7.12, `PolicyDecision`), and the cancellation request. A run is found in the caller's tenant only, so another tenant's run is
  * an unknown one (404).
  *
  * `POST /runs` (an extension: the spec has no start route) starts a run of a definition the
@@ -57,16 +57,18 @@ export const layer = HttpApiBuilder.group(Api, "runs", (handlers) =>
         head.seq === 0 ? Effect.fail(new NotFound({ what: run })) : Effect.succeed(head),
       )
     /**
-     * The run's view from its whole journal: its state is in the last record, its policy decisions
-     * anywhere in it. A long run costs a long read, as the console's timeline already pays
-     * (`GET /runs/{run}/journal`); the journal has no index of policy records to read instead.
+     * The run's view from its last record (its state) and the records its policy decisions are
+     * read from (`viewRecords`), not its whole journal: a long run costs what it decided, and its
+     * every record is paged by `GET /runs/{run}/journal`.
      */
     const view = (run: RunId) =>
       Effect.gen(function* () {
-        const records = yield* journal.read(run, 1)
+        const records = yield* journal.viewRecords(run)
         const last = records[records.length - 1]
         if (last === undefined) return yield* new NotFound({ what: run })
-        const seen = Wire.runView(run, { seq: last.seq, hash: last.hash }, records)
+        // The admission, for the definition the run is pinned to: one record, read by its seq.
+        const first = records[0]?.seq === 1 ? records[0] : (yield* journal.readPage(run, 1, 1))[0]
+        const seen = Wire.runView(run, { seq: last.seq, hash: last.hash }, records, Option.fromNullable(first))
         return { ...seen, decisions: yield* Effect.forEach(seen.decisions, named) }
       })
     /** An approval whose task is still open: the journal does not name its action yet, the task does. */

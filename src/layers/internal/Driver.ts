@@ -147,3 +147,16 @@ const commitLossFails = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
   Effect.catchSomeDefect(effect, (defect) =>
     defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none(),
   )
+
+/**
+ * The driver's error for a statement that failed, naming the statement by its opening (its text
+ * has placeholders, never values), so a caller whose statement shared a transaction or a round
+ * trip with others learns which one failed, and why (`cause`).
+ */
+export const statementFailed = (cause: unknown, text: string): SqlError =>
+  new SqlError({ cause, message: `Failed to execute statement ${opening(text)}` })
+
+const opening = (text: string): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length <= 80 ? flat : `${flat.slice(0, 80)}…`
+}

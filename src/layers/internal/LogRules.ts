@@ -22,13 +22,13 @@ export const inclusion = (
   return Either.void
 }
 
-/** Whether a consistency proof from `from` to `to` can be made, the log having integrated `latest`. */
+/** Whether a consistency proof from `from` to `to` can be made (from 0 it is empty), the log having integrated `latest`. */
 export const consistency = (
   from: number,
   to: number,
   latest: number,
 ): Either.Either<void, SizesUnordered | SizeBeyondLog> => {
-  if (!isCount(from) || !isCount(to) || from < 1 || from > to) return Either.left(new SizesUnordered({ from, to }))
+  if (!isCount(from) || !isCount(to) || from > to) return Either.left(new SizesUnordered({ from, to }))
   if (to > latest) return Either.left(new SizeBeyondLog({ size: to, latest }))
   return Either.void
 }

@@ -4,7 +4,7 @@
  * adds around the same calls (a span, a scope, the statement compiler) is what the stores skip.
  */
 import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit } from "effect"
 import type pg from "pg"
 import * as Driver from "./Driver.js"
@@ -91,7 +91,7 @@ const alone =
             // A failed statement leaves a healthy connection; a dead one is unqueryable, which pg-pool reads on release.
             checked.done()
             if (failure && retries > 0 && isDeadlock(failure)) return attempt(retries - 1)
-            done(failure ? Exit.fail(failed(failure)) : Exit.succeed(result.rows))
+            done(failure ? Exit.fail(failed(failure, text)) : Exit.succeed(result.rows))
           })
         },
         (error) => done(Exit.fail(error)),
@@ -116,7 +116,7 @@ const checkout = (lend: PgCheckout.Lend) =>
     ),
   )
 
-const failed = (cause: Error) => new SqlError({ cause, message: "Failed to execute statement" })
+const failed = (cause: Error, text: string) => Driver.statementFailed(cause, text)
 
 /** Statement names by text: a named statement is parsed and planned once per connection. */
 const names = new Map<string, string>()
@@ -136,7 +136,7 @@ const config = (text: string, params: ReadonlyArray<unknown>, named: boolean): p
 const query = (checked: Checked, text: string, params: ReadonlyArray<unknown>, named: boolean) =>
   Effect.async<ReadonlyArray<Driver.Row>, SqlError>((resume) => {
     checked.client.query(config(text, params, named), (err: Error | undefined, result: pg.QueryResult) =>
-      resume(err ? Effect.fail(failed(err)) : Effect.succeed(result.rows)),
+      resume(err ? Effect.fail(failed(err, text)) : Effect.succeed(result.rows)),
     )
   })
 
@@ -151,7 +151,7 @@ const connection = (checked: Checked): Lean => {
     executeRaw: (text, params) =>
       Effect.async<unknown, SqlError>((resume) => {
         checked.client.query({ text, values: params as Array<unknown> }, (err: Error | undefined, result: unknown) =>
-          resume(err ? Effect.fail(failed(err)) : Effect.succeed(result)),
+          resume(err ? Effect.fail(failed(err, text)) : Effect.succeed(result)),
         )
       }),
     executeValues: (text, params) =>
@@ -159,7 +159,7 @@ const connection = (checked: Checked): Lean => {
         checked.client.query(
           { text, values: params as Array<unknown>, rowMode: "array" },
           (err: Error | undefined, result: pg.QueryResult) =>
-            resume(err ? Effect.fail(failed(err)) : Effect.succeed(result.rows as Array<Array<unknown>>)),
+            resume(err ? Effect.fail(failed(err, text)) : Effect.succeed(result.rows as Array<Array<unknown>>)),
         )
       }),
     executeStream: () => Effect.dieMessage("streaming is not offered inside a store transaction") as never,

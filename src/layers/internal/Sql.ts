@@ -6,7 +6,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { SqlError as SqlErrorClass } from "@effect/sql/SqlError"
 import { Context, Effect } from "effect"
 import { Tenant } from "../../domain/Tenant.js"
-import { Backend } from "../../errors/StoreError.js"
+import { Backend, type BackendReason } from "../../errors/StoreError.js"
 import * as Dialect from "./Dialect.js"
 
 export type { Dialect } from "./Dialect.js"
@@ -57,19 +57,8 @@ export const isForeignKeyViolation = (error: SqlError): boolean => {
   return code === "23503" || code === "SQLITE_CONSTRAINT_FOREIGNKEY"
 }
 
-/**
- * Why a backend failed, as far as a caller can act on it. `Backend.detail` begins with one of
- * these and ": " (the HTTP layer answers with the reason and keeps the rest for the log), since
- * `Backend` itself carries only its detail.
- */
-export type Reason =
-  | "lock_timeout"
-  | "statement_timeout"
-  | "pool_exhausted"
-  | "connect_failed"
-  | "busy"
-  | "store_gone"
-  | "backend"
+/** Why a backend failed (`Backend.reason`); `backend` also leads `Backend.detail`, for the log. */
+export type Reason = BackendReason
 
 /** The reason of a driver error: by pg's SQLSTATE, SQLite's code or Node's errno; by pg-pool's wording where it has no code. */
 export const reasonOf = (error: SqlError): Reason => {
@@ -100,11 +89,12 @@ export const STORE_GONE = "AGENTPLANE_STORE_GONE"
 
 const CONNECTION_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT"])
 
-/** Wraps the driver's error so that `SqlError` never leaves `src/layers`; the detail leads with its `Reason`. */
+/** Wraps the driver's error so that `SqlError` never leaves `src/layers`; its `reason` set from the driver error, and leading its detail for the log. */
 export const backend = (error: SqlError): Backend => {
   const cause =
     error.cause instanceof Error && !error.message.includes(error.cause.message) ? `: ${error.cause.message}` : ""
-  return new Backend({ detail: `${reasonOf(error)}: ${error.message}${cause}` })
+  const reason = reasonOf(error)
+  return new Backend({ reason, detail: `${reason}: ${error.message}${cause}` })
 }
 
 /** Turns every remaining `SqlError` of a verb into `Backend`. */

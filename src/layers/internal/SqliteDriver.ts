@@ -99,7 +99,7 @@ export const make = (options: Options) =>
         // acknowledged on a file that is gone.
         return statement.readonly || db.inTransaction ? Exit.succeed(rows) : Exit.as(intact(), rows)
       } catch (cause) {
-        return Exit.fail(new SqlError({ cause, message: "Failed to execute statement" }))
+        return Exit.fail(Driver.statementFailed(cause, text))
       }
     }
 
@@ -126,7 +126,7 @@ export const make = (options: Options) =>
             else statement.run(...params)
             return transformRows ? transformRows(rows) : rows
           },
-          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+          catch: (cause) => Driver.statementFailed(cause, text),
         }),
       executeRaw: (text, params) =>
         Effect.try({
@@ -134,7 +134,7 @@ export const make = (options: Options) =>
             const statement = prepared(text)
             return statement.reader ? statement.all(...params) : statement.run(...params)
           },
-          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+          catch: (cause) => Driver.statementFailed(cause, text),
         }),
       executeValues: (text, params) =>
         Effect.try({
@@ -146,7 +146,7 @@ export const make = (options: Options) =>
             }
             return statement.raw(true).all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
           },
-          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+          catch: (cause) => Driver.statementFailed(cause, text),
         }),
       executeStream: () => Effect.dieMessage("executeStream is not offered on SQLite") as never,
     }

@@ -1,6 +1,6 @@
 /**
- * The journal's reads: a run's records (whole, in pages, verified against its chain), its head,
- * and the listings by outcome, by recent activity, by case and by run id.
+ * The journal's reads: a run's records (whole, in pages, verified against its chain, those its
+ * view needs), its head, and the listings by outcome, by recent activity, by case and by run id.
  */
 import { Effect, Option } from "effect"
 import * as Digest from "../../domain/Digest.js"
@@ -11,6 +11,7 @@ import type { JournalStore } from "../../services/JournalStore.js"
 import { decodeRows } from "../internal/Columns.js"
 import { ActivityRow, JournalRow, RECORD_COLUMNS, RunRow, toRecord, toRecords } from "../internal/JournalRows.js"
 import * as Sql from "../internal/Sql.js"
+import * as ViewRecords from "../internal/ViewRecords.js"
 import type { Hints } from "./Hints.js"
 import type { Statements } from "./Statements.js"
 
@@ -19,9 +20,9 @@ export const make = (
   hints: Hints,
 ): Pick<
   JournalStore["Type"],
-  "read" | "head" | "runsByOutcome" | "recentRuns" | "caseHistory" | "verify" | "runs" | "readPage"
+  "read" | "head" | "runsByOutcome" | "recentRuns" | "caseHistory" | "verify" | "runs" | "readPage" | "viewRecords"
 > => {
-  const { sql, dialect, headOf, readFrom } = s
+  const { sql, dialect, headOf, readFrom, viewFirst, viewAnnounced } = s
   const { remember } = hints
   return {
     read: (run, from) =>
@@ -31,6 +32,18 @@ export const make = (
         // The last record read is the head a resume of the run writes on next.
         remember(tenant, run, records)
         return records
+      }).pipe(Sql.orBackend),
+
+    viewRecords: (run) =>
+      Effect.gen(function* () {
+        const tenant = yield* Tenant
+        const decided = ViewRecords.decisions(yield* toRecords(yield* viewFirst(tenant, run)))
+        const keys = ViewRecords.keysOf(decided)
+        const notes = ViewRecords.undecided(decided)
+        if (keys.length === 0 && notes.length === 0) return decided
+        const after = notes[0]?.seq ?? Number.MAX_SAFE_INTEGER
+        const announced = yield* toRecords(yield* viewAnnounced(keys.length)(tenant, run, after, ...keys))
+        return ViewRecords.complete(decided, notes, announced)
       }).pipe(Sql.orBackend),
 
     head: (run) =>

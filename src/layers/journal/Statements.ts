@@ -30,6 +30,7 @@ import {
 import * as JournalWrites from "../internal/JournalWrites.js"
 import * as LogSequence from "../internal/LogSequence.js"
 import * as Sql from "../internal/Sql.js"
+import { DECISION_ROWS } from "../internal/ViewRecords.js"
 
 /** The statements and shared checks of one journal store (see the module comment). */
 export type Statements = Effect.Effect.Success<typeof make>
@@ -95,6 +96,45 @@ export const make = Effect.gen(function* () {
 
   const readFrom = dialect.query(JournalRow, "journal", { named: true })`
     SELECT ${RECORD_COLUMNS} FROM journal WHERE tenant = ${0} AND run_id = ${1} AND seq >= ${2} ORDER BY seq`
+
+  /**
+   * The view's first read (`ViewRecords`): the decision records through `journal_decisions` and
+   * the last record through the primary key, unordered (`ViewRecords.decisions` orders them): an
+   * ORDER BY would have SQLite take each branch in seq order off the primary key. Parameters:
+   * tenant, run.
+   */
+  const viewFirst = dialect.query(JournalRow, "journal", { named: true })`
+    SELECT ${RECORD_COLUMNS} FROM journal WHERE tenant = ${0} AND run_id = ${1} AND ${DECISION_ROWS(dialect.name)}
+    UNION ALL
+    SELECT * FROM (SELECT ${RECORD_COLUMNS} FROM journal WHERE tenant = ${0} AND run_id = ${1}
+                    ORDER BY seq DESC LIMIT 1) AS last_record`
+
+  /**
+   * The view's second read: the announcements under `n` effect keys, through
+   * `journal_effect_started`, and those after an undecided approval's Note (a seq past every
+   * record when there is none). The keys are listed, not a subquery: pg estimates the decision
+   * records by the partial index's predicate, far above what it holds, and hashed every
+   * announcement of the run against them. Parameters: tenant, run, seq, then the keys.
+   */
+  const viewAnnounced = Dialect.perCount((n: number) =>
+    dialect.query(JournalRow, "journal", { named: true })(
+      ...Dialect.parts([
+        `SELECT ${RECORD_COLUMNS} FROM journal WHERE tenant = `,
+        0,
+        " AND run_id = ",
+        1,
+        " AND kind = 'EffectStarted' AND effect_key IN (",
+        ...(n === 0 ? ["NULL"] : Array.from({ length: n }, (_, i) => (i === 0 ? [3] : [", ", 3 + i])).flat()),
+        `) UNION ALL SELECT ${RECORD_COLUMNS} FROM journal WHERE tenant = `,
+        0,
+        " AND run_id = ",
+        1,
+        " AND seq > ",
+        2,
+        " AND kind = 'EffectStarted'",
+      ]),
+    ),
+  )
 
   /**
    * pg: the seal's release, outcome index, log position (`LogSequence`) and seal row in one round
@@ -246,6 +286,8 @@ export const make = Effect.gen(function* () {
     mustHold,
     stateOf,
     readFrom,
+    viewFirst,
+    viewAnnounced,
     sealAtOnce,
     insertRecord,
     indexOutcome,

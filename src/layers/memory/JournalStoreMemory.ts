@@ -35,6 +35,7 @@ import {
   type RunSealed,
 } from "../../errors/StoreError.js"
 import { type Alongside, type AppendOptions, JournalStore } from "../../services/JournalStore.js"
+import * as ViewRecords from "../internal/ViewRecords.js"
 import * as Halts from "./internal/Halts.js"
 import {
   headOf,
@@ -454,6 +455,11 @@ const store = (halts: Halts.Halts, sequenced: Sequenced.Sequenced): typeof Journ
         Either.all(
           (journal.get(run) ?? []).filter((row) => row.seq >= Math.floor(from)).map((row) => toRecord(run, row)),
         ),
+      ),
+
+    viewRecords: (run) =>
+      atomically(({ journal }) =>
+        Either.map(Either.all((journal.get(run) ?? []).map((row) => toRecord(run, row))), ViewRecords.select),
       ),
 
     head: (run) => atomically(({ journal }) => Either.right(headOf(journal.get(run) ?? []))),

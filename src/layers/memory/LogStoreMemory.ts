@@ -10,6 +10,8 @@ import * as LogKey from "../../domain/LogKey.js"
 import * as LogLeaf from "../../domain/LogLeaf.js"
 import { EMPTY_ROOT } from "../../domain/Merkle.js"
 import * as MerkleNodes from "../../domain/MerkleNodes.js"
+import type { TenantId } from "../../domain/Tenant.js"
+import type { Timestamp } from "../../domain/Time.js"
 import { RunNotLogged } from "../../errors/LogError.js"
 import type { LogStore, StoredCheckpoint } from "../../services/LogStore.js"
 import * as LogRules from "../internal/LogRules.js"
@@ -34,19 +36,25 @@ export const make = (sequenced: Sequenced.Sequenced = Sequenced.make()): Effect.
         if (hash === undefined) throw new Error(`the memory log lost subtree ${level}/${index}`)
         return hash
       }
+    // The size-0 checkpoint, signed first if the log has none; one synchronous step, so once.
+    const emptyCheckpoint = (s: State, tenant: TenantId, key: LogKey.LogKey, now: Timestamp) => {
+      const kept = s.checkpoints.get(0)
+      if (kept !== undefined) return Either.right(kept)
+      return Either.map(LogKey.sign(key, tenant, 0, EMPTY_ROOT), (note) => {
+        const cp: StoredCheckpoint = { size: 0, root: EMPTY_ROOT, note, signedAt: now }
+        s.checkpoints.set(0, cp)
+        return cp
+      })
+    }
     return {
       integrate: (key, now, max) =>
         tenants((s, tenant) => {
           const leaves = sequenced.from(tenant, s.size, clampLimit(max))
           if (leaves.length === 0) {
-            // The empty tree is signed at the first integration call, as `LogStoreSql` does (the
-            // key lives with the integrator): a log with no leaves has a size-0 checkpoint.
-            if (s.size === 0 && !s.checkpoints.has(0)) {
-              const empty = LogKey.sign(key, tenant, 0, EMPTY_ROOT)
-              if (Either.isLeft(empty)) return Either.left(empty.left)
-              s.checkpoints.set(0, { size: 0, root: EMPTY_ROOT, note: empty.right, signedAt: now })
-            }
-            return Either.right({ leaves: 0, size: s.size })
+            // The empty tree is signed at the first integration call, as `LogStoreSql` does: a
+            // log with no leaves has a size-0 checkpoint.
+            const empty = s.size === 0 ? emptyCheckpoint(s, tenant, key, now) : Either.right(undefined)
+            return Either.map(empty, () => ({ leaves: 0, size: s.size }))
           }
           const lookup = lookupIn(s)
           const edge = MerkleNodes.rootPlan(s.size).nodes.map((n) => lookup(n.level, n.index))
@@ -57,6 +65,13 @@ export const make = (sequenced: Sequenced.Sequenced = Sequenced.make()): Effect.
           s.size = done.size
           s.checkpoints.set(done.size, { size: done.size, root: done.root, note: note.right, signedAt: now })
           return Either.right({ leaves: leaves.length, size: done.size })
+        }),
+      signEmpty: (key, now) =>
+        tenants((s, tenant) => {
+          if (s.size === 0) return emptyCheckpoint(s, tenant, key, now)
+          const latest = s.checkpoints.get(s.size)
+          if (latest === undefined) throw new Error(`the memory log lost its checkpoint at ${s.size}`)
+          return Either.right(latest)
         }),
       checkpoint: () => tenants((s) => Either.right(Option.fromNullable(s.checkpoints.get(s.size)))),
       checkpointAt: (size) => tenants((s) => Either.right(Option.fromNullable(s.checkpoints.get(size)))),
@@ -85,7 +100,9 @@ export const make = (sequenced: Sequenced.Sequenced = Sequenced.make()): Effect.
         ),
       consistencyProof: (from, to) =>
         tenants((s) =>
-          Either.map(LogRules.consistency(from, to, s.size), () => MerkleNodes.consistencyProof(from, to, lookupIn(s))),
+          Either.map(LogRules.consistency(from, to, s.size), () =>
+            from === 0 ? [] : MerkleNodes.consistencyProof(from, to, lookupIn(s)),
+          ),
         ),
     }
   })

@@ -18,7 +18,7 @@ import * as PolicyEngineM from "../../services/PolicyEngine.js"
 import * as Admission from "../Admission.js"
 import * as Execution from "../Execution.js"
 import * as History from "../History.js"
-import { type Any as AnyDefinition, frozen, type RunDefinition } from "../RunDefinition.js"
+import { type Any as AnyDefinition, frozen, type RunDefinition, shapeDigest } from "../RunDefinition.js"
 import * as Writer from "../Writer.js"
 import { drive, result } from "./Drive.js"
 import { type EngineState, nowSecs, policyOf } from "./EngineState.js"
@@ -83,6 +83,8 @@ export const admit = <I, O, R>(
       {
         kind: "RunAdmitted",
         capability: def.capability,
+        definition_version: def.version,
+        ...definitionDigest(def),
         input: inputJson,
         input_label: input.label,
         policy_bundle: state.bundle,
@@ -157,3 +159,9 @@ const encodeInput = (def: AnyDefinition, value: unknown) =>
       (e) => new PlanContract({ detail: `input of ${def.capability} does not match its schema: ${e.message}` }),
     ),
   )
+
+/** The `definition_digest` field of the admission, where the definition's shape digest can be computed. */
+const definitionDigest = (def: AnyDefinition): { readonly definition_digest?: string } => {
+  const digest = shapeDigest(def)
+  return digest === undefined ? {} : { definition_digest: digest }
+}

@@ -1,7 +1,8 @@
 /**
  * A run's journal read back into what resume, replay and a wake-up need: its history, its
  * registered definition, its decoded input, its budget and when it was admitted, each checked
- * (an admission present, the definition registered here, the input still decoding, the run under
+ * (an admission present, the definition registered here at the version the run was admitted
+ * under, the input still decoding, the run under
  * this instance's policy bundle, not sealed).
  */
 import { Effect, Option, Schema } from "effect"
@@ -9,9 +10,10 @@ import type { RunId } from "../../domain/Ids.js"
 import type * as Journal from "../../domain/Journal.js"
 import type { Json } from "../../domain/Json.js"
 import * as Run from "../../domain/Run.js"
-import { PlanContract, RunClosed } from "../../errors/RuntimeError.js"
+import { PlanContract, RunClosed, UnknownVersion } from "../../errors/RuntimeError.js"
 import * as History from "../History.js"
-import type { Any as AnyDefinition, Registered } from "../RunDefinition.js"
+import * as Observability from "../Observability.js"
+import { type Any as AnyDefinition, DEFAULT_VERSION, type Registered } from "../RunDefinition.js"
 import type { EngineState } from "./EngineState.js"
 
 /** The outcomes after which a run takes no more work. */
@@ -55,11 +57,21 @@ export const registered = (state: EngineState, def: AnyDefinition) =>
   )
 
 /** The journal and registered definition of a run, checked for what resume and replay need. */
-export const load = (state: EngineState, run: RunId) =>
-  Effect.flatMap(state.journal.read(run, 1), (records) => loadFrom(state, run, records))
+export const load = <const P extends boolean = false>(state: EngineState, run: RunId, pinned?: P) =>
+  Effect.flatMap(state.journal.read(run, 1), (records) => loadFrom(state, run, records, pinned))
 
-/** `load` over records already read. */
-export const loadFrom = (state: EngineState, run: RunId, records: ReadonlyArray<Journal.Record>) =>
+/**
+ * `load` over records already read. `pinned` (resume, a wake-up): the run goes on only under the
+ * version of its definition it was admitted under, else `UnknownVersion`. A Strict replay is not
+ * pinned: it writes nothing, and what it reports of another version's code is the replay gate's
+ * to judge.
+ */
+export const loadFrom = <const P extends boolean = false>(
+  state: EngineState,
+  run: RunId,
+  records: ReadonlyArray<Journal.Record>,
+  pinned?: P,
+): Effect.Effect<Loaded, PlanContract | (P extends true ? UnknownVersion : never)> =>
   Effect.gen(function* () {
     const history = History.build(records)
     if (Option.isNone(history.admitted) || Option.isNone(history.frozen)) {
@@ -71,6 +83,16 @@ export const loadFrom = (state: EngineState, run: RunId, records: ReadonlyArray<
       return yield* new PlanContract({ detail: `no definition of ${admitted.capability} is registered here` })
     }
     const def = entry.value.definition
+    // A run goes on only under the version of its definition it was admitted under (§7.13). A
+    // journal from before versions were recorded holds none: its code declared none either, which
+    // is the default version.
+    const version = admitted.definition_version ?? DEFAULT_VERSION
+    if (pinned === true && version !== def.version) {
+      const refused = { run, name: admitted.capability, version, registered: def.version }
+      Observability.unknownVersion()
+      yield* Observability.logUnknownVersion(refused)
+      return yield* new UnknownVersion(refused)
+    }
     const input = yield* Effect.mapError(
       Schema.decodeUnknown(def.input)(admitted.input),
       (e) => new PlanContract({ detail: `the journaled input no longer decodes: ${e.message}` }),
@@ -80,7 +102,7 @@ export const loadFrom = (state: EngineState, run: RunId, records: ReadonlyArray<
       Run.budgetFromJson(Option.getOrElse(history.raised, () => plan.budget ?? {})) ??
       (yield* new PlanContract({ detail: `run ${run}: its journaled budget does not decode` }))
     return { history, entry: entry.value, input, budget, admittedAt: plan.admitted_at ?? 0, admitted } satisfies Loaded
-  })
+  }) as Effect.Effect<Loaded, PlanContract | (P extends true ? UnknownVersion : never)>
 
 /** `RunClosed` for a sealed run. */
 export const refuseSealed = (run: RunId, history: History.History) =>

@@ -12,14 +12,21 @@ import { ReplayOverrun } from "../../errors/RuntimeError.js"
 import * as Driver from "../Driver.js"
 import * as Execution from "../Execution.js"
 import type * as History from "../History.js"
+import * as Observability from "../Observability.js"
 import type { ReplayReport } from "../RunResult.js"
 import * as Writer from "../Writer.js"
 import { type EngineState, policyOf } from "./EngineState.js"
-import { load } from "./Load.js"
+import { type Loaded, load, loadFrom } from "./Load.js"
 
 export const replay = (state: EngineState, run: RunId) =>
+  Effect.flatMap(load(state, run), (loaded) => replayLoaded(state, run, loaded))
+
+/** `replay` of records handed in (an export's, `ReplayGate`) instead of the store's. */
+export const replayRecords = (state: EngineState, run: RunId, records: ReadonlyArray<Journal.Record>) =>
+  Effect.flatMap(loadFrom(state, run, records), (loaded) => replayLoaded(state, run, loaded))
+
+const replayLoaded = (state: EngineState, run: RunId, loaded: Loaded) =>
   Effect.gen(function* () {
-    const loaded = yield* load(state, run)
     const tenant = yield* Tenant
     const writer = yield* Writer.make({
       mode: "strict",
@@ -58,6 +65,7 @@ export const replay = (state: EngineState, run: RunId) =>
     const reached = outcomeOf(verdict.status, loaded.history)
     const reproduced =
       Option.isNone(divergence) && Option.isNone(verdict.stop) && Option.getOrUndefined(journaled) === reached
+    if (!reproduced) Observability.notReproduced()
     return { run, reproduced, status: verdict.status, divergence, journaled } satisfies ReplayReport
   })
 

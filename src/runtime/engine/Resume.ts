@@ -68,7 +68,7 @@ export const resumeLoaded = (
 export const resume = (state: EngineState, run: RunId, raise: Option.Option<Run.Budget> = Option.none()) =>
   Effect.gen(function* () {
     const { journal } = state
-    const loaded = yield* load(state, run)
+    const loaded = yield* load(state, run, true)
     yield* refuseSealed(run, loaded.history)
     yield* sameBundle(state, run, loaded.admitted)
     const lease = yield* journal.acquire(run, state.owner, state.ttl)

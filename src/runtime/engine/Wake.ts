@@ -74,7 +74,12 @@ export const wakeHeld = (
       if (started === undefined) return Option.none()
       const answered = records.some((r) => r.kind.kind !== "EffectStarted" && Option.contains(r.effectKey, effect))
       const answer = answered ? Option.none() : Option.some(stage(run, records, started, effect, output, source))
-      const loaded = yield* loadFrom(state, run, Option.isSome(answer) ? [...records, answer.value.record] : records)
+      const loaded = yield* loadFrom(
+        state,
+        run,
+        Option.isSome(answer) ? [...records, answer.value.record] : records,
+        true,
+      )
       yield* sameBundle(state, run, loaded.admitted)
       return Option.some({ loaded, answer, head: records[records.length - 1]?.seq ?? 0 })
     }).pipe(Effect.tapError(() => giveBack))

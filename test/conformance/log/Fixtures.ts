@@ -85,11 +85,11 @@ export const assertIncluded = (s: Sealed, position: number, checkpoint: StoredCh
     assert.isTrue(Either.isRight(verified), `inclusion of ${s.run} at ${checkpoint.size}: ${String(verified)}`)
   })
 
-/** Asserts the log proves `older` a prefix of `newer`. */
+/** Asserts the log proves `older` a prefix of `newer` (an empty `older` with no proof). */
 export const assertConsistent = (older: StoredCheckpoint, newer: StoredCheckpoint) =>
   Effect.gen(function* () {
     const log = yield* LogStore
     const proof = yield* log.consistencyProof(older.size, newer.size)
-    const verified = MerkleProof.verifyConsistency(older.size, newer.size, proof, older.root, newer.root)
+    const verified = MerkleProof.verifyExtends(older.size, newer.size, proof, older.root, newer.root)
     assert.isTrue(Either.isRight(verified), `${older.size} → ${newer.size}: ${String(verified)}`)
   })

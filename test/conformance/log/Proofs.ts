@@ -66,7 +66,10 @@ export const proofs = (test: Tester) => {
             yield* Effect.flip(log.inclusionProof(b.run, 1)),
             new RunOutsideSize({ run: b.run, position: 1, size: 1 }),
           )
-          assertError(yield* Effect.flip(log.consistencyProof(0, 2)), new SizesUnordered({ from: 0, to: 2 }))
+          // Every tree extends the empty one: from 0 the proof is empty (`MerkleProof.verifyExtends`).
+          assert.deepStrictEqual(yield* log.consistencyProof(0, 2), [])
+          assertError(yield* Effect.flip(log.consistencyProof(0, 3)), new SizeBeyondLog({ size: 3, latest: 2 }))
+          assertError(yield* Effect.flip(log.consistencyProof(-1, 2)), new SizesUnordered({ from: -1, to: 2 }))
           assertError(yield* Effect.flip(log.consistencyProof(2, 1)), new SizesUnordered({ from: 2, to: 1 }))
           assertError(yield* Effect.flip(log.consistencyProof(1, 3)), new SizeBeyondLog({ size: 3, latest: 2 }))
           // None of it moved the log.
