@@ -70,7 +70,7 @@ export const inputProvenance = (label: string): string => `input:${label}`
 /**
  * The label and provenance of an effect's answer, by its kind. The runtime's clock, randomness,
  * calendar resolutions, case versions and status changes are its own (trusted); the case's state,
- * an event's payload, a task's decision, a model's and a tool's output came from outside it.
+ * an event's payload, a task's decision, a model's, a tool's and an MCP tool's output came from outside it.
  */
 export const answerOf = (kind: string, args: unknown): { readonly label: Label; readonly provenance: string } => {
   switch (kind) {
@@ -90,7 +90,12 @@ export const answerOf = (kind: string, args: unknown): { readonly label: Label; 
     default:
       return {
         label: "untrusted",
-        provenance: kind.startsWith("tool.") ? `tool:${kind.slice("tool.".length)}` : `tool:${kind}`,
+        // An MCP tool's kind is already its provenance (`mcp:<server>/<tool>`, §7.14).
+        provenance: kind.startsWith("tool.")
+          ? `tool:${kind.slice("tool.".length)}`
+          : kind.startsWith("mcp:")
+            ? kind
+            : `tool:${kind}`,
       }
   }
 }

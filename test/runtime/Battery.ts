@@ -12,6 +12,7 @@ import * as CaseState from "./CaseState.js"
 import * as ConclusionLogs from "./ConclusionLogs.js"
 import * as Crash from "./Crash.js"
 import * as Decide from "./Decide.js"
+import * as Mcp from "./Mcp.js"
 import * as Patched from "./Patched.js"
 import * as Policy from "./Policy.js"
 import * as Property from "./Property.js"
@@ -77,4 +78,5 @@ export const suite = (backend: Backend.Backend) =>
     Decide.suite(backend)
     WaitCrashes.suite(backend)
     Agents.suite(backend)
+    Mcp.suite(backend)
   })
