@@ -104,6 +104,8 @@ export const verbs = {
     RunsRequired: FAILED,
     RunsInvalid: FAILED,
     SinceInvalid: FAILED,
+    StoreSchemaBehind: FAILED,
+    TenantError: FAILED,
     BadArgument: FAILED,
     SystemError: FAILED,
     Backend: FAILED,

@@ -10,6 +10,9 @@
  * The `--runs` module's layer is built, since a step's body may use its services; Strict replay
  * performs no act, so nothing it provides is called.
  *
+ * The runs come from `--from` (a file, or `-` for standard input), or without it from `--store`
+ * read in place (`ReplaySource`), or else from standard input.
+ *
  * An export never decrypts (§9.2), so a sealed deployment's runs come with their payloads sealed.
  * `--store` names the store whose key ring sealed them: it is read (never written or migrated) for
  * the data keys, unwrapped with the KEK as every verb finds it (`Keys.resolve`).
@@ -23,13 +26,16 @@ import * as MemoryBackend from "../layers/memory/MemoryBackend.js"
 import * as ReplayGate from "../runtime/ReplayGate.js"
 import { KeyRing } from "../services/KeyRing.js"
 import * as Definitions from "./Definitions.js"
-import { exitWith, quiet, readLines } from "./Export.js"
+import { exitWith, quiet, tenant, tenantId } from "./Export.js"
 import * as Keys from "./Keys.js"
+import * as ReplaySource from "./ReplaySource.js"
 
 const from = Options.text("from").pipe(
-  Options.withDescription("the export to replay, or - for standard input (env AGENTPLANE_FROM; default -)"),
+  Options.withDescription(
+    "the export to replay, or - for standard input (env AGENTPLANE_FROM); absent: the runs of --store, read in place, or else standard input",
+  ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_FROM")),
-  Options.withDefault("-"),
+  Options.optional,
 )
 
 const run = Options.text("run").pipe(
@@ -63,7 +69,7 @@ const report = Options.text("report").pipe(
 
 const store = Options.text("store").pipe(
   Options.withDescription(
-    "the store whose key ring sealed the export's payloads, read only, to open them with its KEK (AGENTPLANE_KEK, --kek-file, or the KEK file beside a SQLite store) (env AGENTPLANE_STORE); absent: runs with sealed payloads are unreadable",
+    "without --from, the store whose runs are replayed, read in place and never written or migrated; with it, the store whose key ring sealed the export's payloads. Either way sealed payloads open with its KEK (AGENTPLANE_KEK, --kek-file, or the KEK file beside a SQLite store) (env AGENTPLANE_STORE); absent: runs with sealed payloads are unreadable",
   ),
   Options.withFallbackConfig(Config.string("AGENTPLANE_STORE")),
   Options.optional,
@@ -121,8 +127,8 @@ const describe = (v: ReplayGate.Verdict): string => {
 
 export const command = Command.make(
   "replay",
-  { from, runs: Definitions.option, run, definition, since, report, quiet, store, keying: Keys.options },
-  ({ from, runs, run, definition, since, report, quiet, store, keying }) =>
+  { from, runs: Definitions.option, run, definition, since, report, quiet, store, tenant, keying: Keys.options },
+  ({ from, runs, run, definition, since, report, quiet, store, tenant, keying }) =>
     Effect.gen(function* () {
       if (Option.isNone(runs)) return yield* new RunsRequired()
       const loaded = yield* Definitions.load(runs.value)
@@ -142,7 +148,11 @@ export const command = Command.make(
           onSome: (f) => f.writeAll(encoder.encode(`${JSON.stringify(value)}\n`)),
         })
       const progress = yield* Progress.onStderr("replay", quiet)
-      const lines = yield* readLines(from)
+      const lines = yield* ReplaySource.lines(
+        Option.getOrUndefined(from),
+        Option.getOrUndefined(store),
+        yield* tenantId(tenant),
+      )
       const summary = yield* ReplayGate.check(lines, {
         filter,
         ...(open === undefined ? {} : { open }),

@@ -56,6 +56,8 @@ const DECLARED: Record<string, ReadonlyArray<string>> = {
     "RunsRequired",
     "RunsInvalid",
     "SinceInvalid",
+    "StoreSchemaBehind",
+    "TenantError",
     "BadArgument",
     "SystemError",
     "Backend",

@@ -1,15 +1,22 @@
 /**
  * `agentplane replay` as a real process (§7.13): runs recorded by one build, exported, and
  * replayed against that build (exit 0), against a build that changed an effect's arguments (exit 2,
- * the run and the point named), from a damaged export (exit 3), and with nothing to check (exit 1).
+ * the run and the point named), from a damaged export (exit 3), and with nothing to check (exit 1);
+ * and from a store read in place (`--store` without `--from`), on SQLite and PostgreSQL, which the
+ * replay leaves as it found it and refuses when its schema is not this build's.
  */
-import { readFileSync, writeFileSync } from "node:fs"
-import { Chunk, Effect, Stream } from "effect"
+import { createHash } from "node:crypto"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import Sqlite from "better-sqlite3"
+import { Chunk, Effect, type Layer, Stream } from "effect"
+import pg from "pg"
 import { afterAll, describe, it } from "vitest"
 import * as Export from "../../src/archive/Export.js"
 import * as Run from "../../src/domain/Run.js"
-import { Tenant } from "../../src/domain/Tenant.js"
+import { Tenant, type TenantId } from "../../src/domain/Tenant.js"
+import type * as StoreError from "../../src/errors/StoreError.js"
 import * as Runtime from "../../src/runtime/Runtime.js"
+import type * as Stores from "../../src/services/Stores.js"
 import * as TestRuntime from "../../src/testing/TestRuntime.js"
 import * as Cli from "../archive/Cli.js"
 import { assert } from "../support/Assert.js"
@@ -110,5 +117,121 @@ describe("replay", () => {
     assert.strictEqual(JSON.parse(noneMatch.stdout).skipped, 3)
     assert.strictEqual(badSince.code, 1, badSince.stderr)
     assert.isTrue(badSince.stderr.includes('--since "last week" is not an RFC 3339 instant'), badSince.stderr)
+  })
+})
+
+/** Runs `n` of the recorded build into `layer`'s store under `tenant`, sorted by id. */
+const seed = (stores: Layer.Layer<Stores.Stores, StoreError.Backend>, tenant: TenantId, ns: ReadonlyArray<number>) =>
+  Effect.gen(function* () {
+    const runs: Array<string> = []
+    for (const n of ns) {
+      const result = yield* Effect.flatMap(Runtime.Runtime, (rt) => rt.run(def, Run.labeled({ n }, "test")))
+      runs.push(result.run)
+    }
+    return runs.sort()
+  }).pipe(Effect.provide(TestRuntime.layer([def], { stores })), Effect.provideService(Tenant, tenant))
+
+/** What a replay could have changed: the SQLite file's bytes, or PostgreSQL's journal and migrations. */
+const fingerprint = async (store: string): Promise<string> => {
+  if (!store.startsWith("postgres")) return createHash("sha256").update(readFileSync(store)).digest("hex")
+  const client = new pg.Client({ connectionString: store })
+  await client.connect()
+  try {
+    const journal = await client.query("SELECT run_id, seq, encode(hash, 'hex') AS h FROM journal ORDER BY 1, 2")
+    const migrations = await client.query("SELECT migration_id FROM agentplane_migrations ORDER BY 1")
+    return JSON.stringify([journal.rows, migrations.rows])
+  } finally {
+    await client.end()
+  }
+}
+
+/** Forgets the store's newest migration, as a store left by an older build would be. */
+const setBack = async (store: string): Promise<void> => {
+  const statement =
+    "DELETE FROM agentplane_migrations WHERE migration_id = (SELECT max(migration_id) FROM agentplane_migrations)"
+  if (!store.startsWith("postgres")) {
+    const db = new Sqlite(store)
+    db.prepare(statement).run()
+    db.close()
+    return
+  }
+  const client = new pg.Client({ connectionString: store })
+  await client.connect()
+  await client.query(statement)
+  await client.end()
+}
+
+for (const backend of [Cli.sqlite, Cli.postgres]) {
+  describe(`replay --store (${backend.name})`, () => {
+    it("replays the tenant's runs in place, writes nothing, and refuses a store whose schema is behind", {
+      timeout: 180_000,
+    }, async () => {
+      const made = await backend.make()
+      try {
+        const tenant = Backend.freshTenant()
+        const other = Backend.freshTenant()
+        const runs = await Effect.runPromise(seed(made.layer, tenant, [1, 2]))
+        await Effect.runPromise(seed(made.layer, other, [3]))
+        const before = await fingerprint(made.store)
+        const report = Cli.scratchFile("store-report.jsonl")
+        const [ok, changed] = await Promise.all([
+          Cli.cli([
+            "replay",
+            "--store",
+            made.store,
+            "--tenant",
+            tenant,
+            "--runs",
+            RECORDED,
+            "--report",
+            report,
+            "--quiet",
+          ]),
+          Cli.cli(["replay", "--runs", CHANGED, "--quiet"], {
+            AGENTPLANE_STORE: made.store,
+            AGENTPLANE_TENANT: tenant,
+          }),
+        ])
+        assert.strictEqual(ok.code, 0, ok.stderr)
+        assert.deepStrictEqual((({ checked, ok, exit }) => ({ checked, ok, exit }))(JSON.parse(ok.stdout)), {
+          checked: 2,
+          ok: 2,
+          exit: 0,
+        })
+        // The tenant's runs only, each by its id.
+        assert.deepStrictEqual(
+          readFileSync(report, "utf8")
+            .trimEnd()
+            .split("\n")
+            .slice(0, -1)
+            .map((l) => JSON.parse(l).run),
+          runs,
+        )
+        assert.strictEqual(changed.code, 2, changed.stderr)
+        assert.strictEqual(JSON.parse(changed.stdout).nondeterministic, 2)
+        assert.strictEqual(await fingerprint(made.store), before)
+
+        await setBack(made.store)
+        const behind = await Cli.cli(["replay", "--store", made.store, "--tenant", tenant, "--runs", RECORDED])
+        assert.strictEqual(behind.code, 1, behind.stderr)
+        assert.isTrue(/is at migration \d+ and this build reads migration \d+/.test(behind.stderr), behind.stderr)
+        assert.strictEqual(behind.stdout, "")
+      } finally {
+        await made.drop()
+      }
+    })
+  })
+}
+
+describe("replay --store (a missing SQLite file)", () => {
+  it("is refused and not created", async () => {
+    const missing = Cli.scratchFile("missing.db")
+    const refused = await Cli.cli(["replay", "--store", missing, "--runs", RECORDED])
+    assert.strictEqual(refused.code, 1, refused.stderr)
+    assert.isTrue(
+      refused.stderr.includes("no such file: replay reads a store in place and creates none"),
+      refused.stderr,
+    )
+    assert.isFalse(existsSync(missing))
   })
 })
