@@ -16,6 +16,7 @@ import { Effect, Layer, Schema, type Scope, Stream } from "effect"
 import * as Export from "../archive/Export.js"
 import { Tenant, type TenantId } from "../domain/Tenant.js"
 import type { Backend, Corrupt } from "../errors/StoreError.js"
+import * as Sql from "../layers/internal/Sql.js"
 import * as JournalArchiveSql from "../layers/JournalArchiveSql.js"
 import * as Migrations from "../layers/Migrations.js"
 import * as SqlStores from "../layers/SqlStores.js"
@@ -39,14 +40,27 @@ export class StoreSchemaBehind extends Schema.TaggedError<StoreSchemaBehind>()("
 const newest = (set: Readonly<Record<string, ReadonlyArray<string>>>): number =>
   Math.max(...Object.keys(set).map((id) => Number.parseInt(id, 10)))
 
-/** The newest migration applied to the client's store; 0 when it has none (no bookkeeping table). */
-const applied: Effect.Effect<number, never, SqlClient.SqlClient> = Effect.gen(function* () {
+/**
+ * The newest migration applied to the client's store; 0 when it has none (no bookkeeping table).
+ * The table is looked up first, so only its absence reads as 0: a failing connection or query
+ * stays a `Backend` failure rather than passing for a store without a schema.
+ */
+const applied: Effect.Effect<number, Backend, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const tables = yield* sql.onDialectOrElse({
+    pg: () => sql<{ readonly found: unknown }>`SELECT to_regclass('agentplane_migrations') IS NOT NULL AS found`,
+    orElse: () =>
+      sql<{
+        readonly found: unknown
+      }>`SELECT count(*) > 0 AS found FROM sqlite_master WHERE type = 'table' AND name = 'agentplane_migrations'`,
+  })
+  const found = tables[0]?.found
+  if (found !== true && found !== 1) return 0
   const rows = yield* sql<{
     readonly at: number | string | null
   }>`SELECT max(migration_id) AS at FROM agentplane_migrations`
   return Number(rows[0]?.at ?? 0)
-}).pipe(Effect.orElseSucceed(() => 0))
+}).pipe(Sql.orBackend)
 
 /**
  * The export's lines of `tenant` read from `store` in place; the store stays open for the scope.

@@ -223,7 +223,7 @@ for (const backend of [Cli.sqlite, Cli.postgres]) {
   })
 }
 
-describe("replay --store (a missing SQLite file)", () => {
+describe("replay --store (a SQLite file that is not a store)", () => {
   it("is refused and not created", async () => {
     const missing = Cli.scratchFile("missing.db")
     const refused = await Cli.cli(["replay", "--store", missing, "--runs", RECORDED])
@@ -233,5 +233,15 @@ describe("replay --store (a missing SQLite file)", () => {
       refused.stderr,
     )
     assert.isFalse(existsSync(missing))
+  })
+
+  it("a SQLite file that is no agentplane store is refused as such", async () => {
+    const foreign = Cli.scratchFile("foreign.db")
+    const db = new Sqlite(foreign)
+    db.exec("CREATE TABLE notes (body TEXT)")
+    db.close()
+    const refused = await Cli.cli(["replay", "--store", foreign, "--runs", RECORDED])
+    assert.strictEqual(refused.code, 1, refused.stderr)
+    assert.isTrue(refused.stderr.includes("has no agentplane schema"), refused.stderr)
   })
 })
